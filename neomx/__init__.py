@@ -1,0 +1,30 @@
+"""neomx: Apache MXNet 1.x's mixed programming model (NDArray, Symbol, Executor) on PyTorch.
+
+``import neomx as mx`` and MXNet 1.x code runs unchanged.
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from . import base
+from .base import MXNetError
+from .context import Context, cpu, gpu, cpu_pinned, current_context, num_gpus
+from . import engine
+from . import ops
+from . import autograd
+from . import ndarray
+from . import ndarray as nd
+from . import symbol
+from . import symbol as sym
+from . import name
+from . import attribute
+from .attribute import AttrScope
+from . import random
+from . import executor
+from .executor import Executor
+from . import initializer
+from . import initializer as init
+
+__all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
+           "nd", "ndarray", "sym", "symbol", "name", "attribute", "AttrScope", "random", "autograd",
+           "engine", "executor", "Executor", "base"]

@@ -1,0 +1,100 @@
+"""Errors and small typed helpers shared by every layer; imports nothing from neomx."""
+from __future__ import annotations
+
+import ast
+import numpy as np
+import torch
+
+__all__ = ["MXNetError", "NotSupportedForSparseNDArray", "string_types", "numeric_types",
+           "integer_types", "mx_real_t", "dtype_np", "dtype_torch", "dtype_code", "dtype_from_code",
+           "dtype_name", "shape_str", "parse_shape"]
+
+string_types = (str,)
+integer_types = (int, np.integer)
+numeric_types = (float, int, np.generic)
+mx_real_t = np.float32
+
+
+class MXNetError(RuntimeError):
+    """Error raised by neomx (a RuntimeError, as in MXNet 1.9.1)."""
+
+
+class NotSupportedForSparseNDArray(MXNetError):
+    """Raised for sparse-only API that neomx does not implement."""
+
+
+# --- dtypes -----------------------------------------------------------------------------------
+# MXNet type codes (mshadow::TypeFlag) used in JSON `__dtype__` attrs and .params files.
+_CODE_TO_NP = {0: np.float32, 1: np.float64, 2: np.float16, 3: np.uint8, 4: np.int32,
+               5: np.int8, 6: np.int64, 7: np.bool_, 12: np.int16}
+_NP_TO_CODE = {np.dtype(v): k for k, v in _CODE_TO_NP.items()}
+_NP_TO_TORCH = {
+    np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64,
+    np.dtype(np.float16): torch.float16, np.dtype(np.uint8): torch.uint8,
+    np.dtype(np.int32): torch.int32, np.dtype(np.int8): torch.int8,
+    np.dtype(np.int64): torch.int64, np.dtype(np.bool_): torch.bool,
+    np.dtype(np.int16): torch.int16,
+}
+_TORCH_TO_NP = {v: k.type for k, v in _NP_TO_TORCH.items()}
+_TORCH_TO_NP[torch.bfloat16] = np.float32  # numpy has no bfloat16; shown as float32-like
+
+
+def dtype_np(dtype) -> type:
+    """Normalise a dtype given as str, numpy type, np.dtype or torch.dtype to a numpy type class."""
+    if dtype is None:
+        return np.float32
+    if isinstance(dtype, torch.dtype):
+        try:
+            return _TORCH_TO_NP[dtype]
+        except KeyError:
+            raise MXNetError(f"unsupported dtype {dtype}") from None
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise MXNetError(f"unsupported dtype {dtype!r}") from None
+    if dt not in _NP_TO_TORCH:
+        raise MXNetError(f"unsupported dtype {dt.name}")
+    return dt.type
+
+
+def dtype_torch(dtype) -> torch.dtype:
+    """Normalise any dtype spelling to a torch.dtype (float32 for None)."""
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    return _NP_TO_TORCH[np.dtype(dtype_np(dtype))]
+
+
+def dtype_code(dtype) -> int:
+    """MXNet's integer type flag for a dtype."""
+    return _NP_TO_CODE[np.dtype(dtype_np(dtype))]
+
+
+def dtype_from_code(code: int) -> type:
+    try:
+        return _CODE_TO_NP[int(code)]
+    except KeyError:
+        raise MXNetError(f"unknown MXNet dtype code {code}") from None
+
+
+def dtype_name(dtype) -> str:
+    return np.dtype(dtype_np(dtype)).name
+
+
+# --- shapes -----------------------------------------------------------------------------------
+def shape_str(shape) -> str:
+    """MXNet's bracketed shape text, e.g. ``[2,3]``."""
+    if shape is None:
+        return "[]"
+    return "[" + ",".join(str(int(s)) for s in shape) + "]"
+
+
+def parse_shape(value) -> tuple:
+    """Parse a shape given as int, sequence, or string ``"(3, 4)"``/``"[3,4]"``/``"3"``."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text in ("", "()", "[]", "None"):
+            return ()
+        value = ast.literal_eval(text)
+    if isinstance(value, (int, np.integer)):
+        return (int(value),)
+    return tuple(int(v) for v in value)

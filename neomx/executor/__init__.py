@@ -1,0 +1,5 @@
+"""Binding graphs to arrays and running them: ``Executor``, ``bind``, ``simple_bind``."""
+from .bind import bind, simple_bind
+from .executor import Executor
+
+__all__ = ["Executor", "bind", "simple_bind"]

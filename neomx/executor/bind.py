@@ -1,0 +1,187 @@
+"""``simple_bind`` and ``bind``: infer, allocate, attach gradients, build the Executor."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import torch
+
+from ..base import MXNetError, dtype_np, dtype_torch
+from ..context import Context
+from ..ndarray.ndarray import NDArray, from_torch
+from .executor import Executor
+
+_REQS = ("null", "write", "add", "inplace")
+
+
+def _grad_reqs(grad_req, arg_names):
+    """Normalise grad_req (str, list in argument order, or dict with 'null' for missing names)."""
+    if isinstance(grad_req, str):
+        reqs = [grad_req] * len(arg_names)
+    elif isinstance(grad_req, (list, tuple)):
+        if len(grad_req) == 0:
+            raise MXNetError("grad_req must not be an empty list")
+        if len(grad_req) != len(arg_names):
+            raise MXNetError(f"grad_req has {len(grad_req)} entries for {len(arg_names)} arguments")
+        reqs = list(grad_req)
+    elif isinstance(grad_req, dict):
+        if len(grad_req) == 0:
+            raise MXNetError("grad_req must not be an empty dict")
+        unknown = set(grad_req) - set(arg_names)
+        if unknown:
+            raise MXNetError(f"grad_req names unknown arguments {sorted(unknown)}; arguments are {arg_names}")
+        reqs = [grad_req.get(n, "null") for n in arg_names]
+    else:
+        raise TypeError("grad_req must be a str, a list or a dict")
+    for r in reqs:
+        if r not in _REQS:
+            raise MXNetError(f"grad_req must be one of {_REQS}, got {r!r}")
+    return ["write" if r == "inplace" else r for r in reqs]
+
+
+def _zeros(shape, dtype, ctx):
+    return from_torch(torch.zeros(shape, dtype=dtype_torch(dtype), device=ctx.torch_device), ctx)
+
+
+def _describe(kwargs):
+    return "".join(f"{k}: {tuple(v) if isinstance(v, (tuple, list)) else v}\n" for k, v in kwargs.items())
+
+
+def simple_bind(symbol, ctx: Context, grad_req="write", type_dict=None, group2ctx=None,
+                shared_arg_names=None, shared_exec=None, shared_buffer=None, **kwargs):
+    """Infer all shapes from ``kwargs``, allocate zeroed arguments, gradients and auxiliary states,
+    and bind them (see ``Symbol.simple_bind``)."""
+    if not isinstance(ctx, Context):
+        raise TypeError(f"simple_bind: ctx must be a Context, got {type(ctx).__name__}")
+    arg_names = symbol.list_arguments()
+    inputs = set(symbol.list_inputs())
+    unknown = [k for k in kwargs if k not in inputs]
+    shapes = {k: v for k, v in kwargs.items() if k in inputs}
+    try:
+        arg_shapes, _, aux_shapes = symbol.infer_shape_partial(**shapes)
+        incomplete = [n for n, s in zip(arg_names, arg_shapes) if not s or 0 in s]
+        if incomplete or any(not s or 0 in s for s in aux_shapes):
+            hint = (f"; unknown argument name(s) {unknown} were ignored (arguments are {arg_names})"
+                    if unknown else "")
+            raise MXNetError(f"cannot decide the shape of {incomplete or 'the auxiliary states'}: "
+                             f"provide them as input{hint}")
+        types = {k: v for k, v in (type_dict or {}).items() if k in inputs}
+        arg_types, _, aux_types = symbol.infer_type_partial(**types)
+    except MXNetError as e:
+        raise MXNetError("simple_bind error. Arguments:\n" + _describe(kwargs) + str(e)) from None
+    if unknown:
+        warnings.warn(f"simple_bind: ignoring shapes for unknown argument(s) {unknown}; "
+                      f"arguments are {arg_names}", stacklevel=3)
+    arg_types = [t if t is not None else np.float32 for t in arg_types]
+    aux_types = [t if t is not None else np.float32 for t in aux_types]
+    reqs = _grad_reqs(grad_req, arg_names)
+    shared = set(shared_arg_names or ())
+    shared_args = shared_exec.arg_dict if shared_exec is not None else {}
+    shared_grads = (shared_exec.grad_dict if shared_exec is not None and shared_exec.grad_arrays
+                    is not None else {})
+    args, grads = [], []
+    for name, shape, dt, req in zip(arg_names, arg_shapes, arg_types, reqs):
+        src = shared_args.get(name) if name in shared else None
+        if src is not None and src.shape == tuple(shape) and np.dtype(src.dtype) == np.dtype(dt):
+            args.append(src)
+            g = shared_grads.get(name)
+            grads.append(g if req != "null" and g is not None else
+                         (_zeros(shape, dt, ctx) if req != "null" else None))
+        else:
+            args.append(_zeros(shape, dt, ctx))
+            grads.append(_zeros(shape, dt, ctx) if req != "null" else None)
+    aux = [_zeros(s, t, ctx) for s, t in zip(aux_shapes, aux_types)]
+    return Executor(symbol, ctx, args, grads, reqs, aux)
+
+
+def _as_list(value, names, what, allow_missing=False):
+    if isinstance(value, dict):
+        out = []
+        for n in names:
+            if n not in value:
+                if allow_missing:
+                    out.append(None)
+                    continue
+                raise ValueError(f"key `{n}` is missing in `{what}`")
+            out.append(value[n])
+        return out
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(names):
+            raise ValueError(f"Length of {what} does not match the number of arguments: "
+                             f"{len(value)} vs {len(names)} ({names})")
+        return list(value)
+    raise TypeError(f"Only accept list of NDArrays or dict of str to NDArray for {what}")
+
+
+def bind(symbol, ctx: Context, args, args_grad=None, grad_req="write", aux_states=None,
+         group2ctx=None, shared_exec=None):
+    """Bind the given arrays themselves (no copies) into an Executor (see ``Symbol.bind``)."""
+    if not isinstance(ctx, Context):
+        raise TypeError(f"bind: ctx must be a Context, got {type(ctx).__name__}")
+    arg_names = symbol.list_arguments()
+    aux_names = symbol.list_auxiliary_states()
+    arg_list = _as_list(args, arg_names, "args")
+    for n, a in zip(arg_names, arg_list):
+        if not isinstance(a, NDArray):
+            raise TypeError(f"bind: argument {n} must be an NDArray, got {type(a).__name__}")
+    if aux_names:
+        aux_list = _as_list(aux_states if aux_states is not None else [], aux_names, "aux_states")
+    else:
+        aux_list = []
+    grads_given = args_grad is not None
+    if grads_given:
+        grad_list = _as_list(args_grad, arg_names, "args_grad", allow_missing=isinstance(args_grad, dict))
+        reqs = _grad_reqs(grad_req, arg_names)
+        reqs = [r if g is not None else "null" for r, g in zip(reqs, grad_list)]
+        for n, a, g in zip(arg_names, arg_list, grad_list):
+            if g is not None and g.shape != a.shape:
+                raise MXNetError(f"bind: gradient array for {n} has shape {g.shape}, argument has {a.shape}")
+    else:
+        grad_list = [None] * len(arg_names)
+        reqs = ["null"] * len(arg_names)
+    try:
+        shapes = {n: a.shape for n, a in zip(arg_names + aux_names, arg_list + aux_list)}
+        symbol.infer_shape_partial(**shapes)
+    except MXNetError as e:
+        raise MXNetError("bind error. Arguments:\n" + _describe(shapes) + str(e)) from None
+    return Executor(symbol, ctx, arg_list, grad_list, reqs, aux_list, grads_given=grads_given)
+
+
+def reshape_executor(ex: Executor, partial_shaping, allow_up_sizing, shapes):
+    """New executor with new input shapes; arrays whose shape is unchanged are shared."""
+    symbol = ex._symbol
+    arg_names = symbol.list_arguments()
+    arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
+    if arg_shapes is None:
+        raise MXNetError(f"reshape: cannot infer every shape from {shapes}")
+    new_args, new_grads = [], []
+    for name, shape, old, g in zip(arg_names, arg_shapes, ex.arg_arrays, ex._grad_list):
+        shape = tuple(shape)
+        if shape == old.shape:
+            new_args.append(old)
+            new_grads.append(g)
+            continue
+        if not partial_shaping and name not in shapes:
+            raise MXNetError(f"reshape: shape of unspecified array arg:{name} changed from {old.shape} "
+                             f"to {shape}. This can cause the new executor to not share parameters with "
+                             "the old one. Please check for error in network. If this is intended, set "
+                             "partial_shaping=True to suppress this warning.")
+        bigger = int(np.prod(shape)) > old.size
+        if bigger and not allow_up_sizing:
+            raise MXNetError(f"reshape: new shape of arg:{name} {shape} is larger than the original "
+                             f"{old.shape}; set allow_up_sizing=True to allow allocating new arrays")
+        if bigger:
+            new_args.append(_zeros(shape, old.dtype, ex._ctx))
+            new_grads.append(None if g is None else _zeros(shape, old.dtype, ex._ctx))
+        else:
+            n = int(np.prod(shape))
+            new_args.append(from_torch(old._data.reshape(-1)[:n].view(shape), ex._ctx))
+            new_grads.append(None if g is None else
+                             from_torch(g._data.reshape(-1)[:n].view(shape), ex._ctx))
+    new_aux = []
+    for shape, old in zip(aux_shapes, ex.aux_arrays):
+        if tuple(shape) != old.shape:
+            raise MXNetError(f"reshape: auxiliary state shape changed from {old.shape} to {tuple(shape)}")
+        new_aux.append(old)
+    return Executor(symbol, ex._ctx, new_args, new_grads, ex._grad_reqs, new_aux,
+                    grads_given=ex._grads_given)

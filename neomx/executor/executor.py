@@ -1,0 +1,273 @@
+"""Executor: a Symbol bound to arrays on a context, running forward and backward plans."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .. import engine
+from ..base import MXNetError
+from ..graph.gradient import build_gradient
+from ..graph import infer as _infer
+from ..ndarray.ndarray import NDArray, from_torch
+from ..ops.registry import OpContext
+from ..symbol.node import Node, aux_variables, topo_order
+from .plan import Plan
+
+_REQS = ("null", "write", "add", "inplace")
+
+
+class Executor:
+    """A bound graph (made by ``Symbol.simple_bind`` / ``Symbol.bind``).
+
+    ``forward(is_train)`` runs the forward plan on ``arg_arrays``/``aux_arrays`` and fills
+    ``outputs``; ``backward(out_grads)`` runs the backward plan built by neomx's gradient pass and
+    writes (``grad_req='write'``) or adds (``'add'``) into ``grad_arrays``.
+    """
+
+    def __init__(self, symbol, ctx, arg_arrays, grad_arrays, grad_reqs, aux_arrays,
+                 grads_given=True):
+        self._symbol = symbol
+        self._ctx = ctx
+        self.arg_arrays = list(arg_arrays)
+        self.aux_arrays = list(aux_arrays)
+        self._grad_list = list(grad_arrays)
+        self._grads_given = grads_given
+        self._grad_reqs = list(grad_reqs)
+        self._arg_names = symbol.list_arguments()
+        self._aux_names = symbol.list_auxiliary_states()
+        self._out_names = symbol.list_outputs()
+        self._monitor = None
+        self._monitor_all = False
+        self._build()
+        self.outputs = [from_torch(torch.empty(s, dtype=_torch_dtype(t), device=ctx.torch_device), ctx)
+                        for s, t in zip(self._out_shapes, self._out_types)]
+
+    # --- construction ---------------------------------------------------------------------
+    def _build(self):
+        sym = self._symbol
+        nodes = sym._topo()
+        aux_ids = aux_variables(nodes)
+        self._arg_nodes = [n for n in nodes if n.op is None and id(n) not in aux_ids]
+        self._aux_nodes = [n for n in nodes if n.op is None and id(n) in aux_ids]
+        known_s = {id(n): a.shape for n, a in zip(self._arg_nodes, self.arg_arrays)}
+        known_s.update({id(n): a.shape for n, a in zip(self._aux_nodes, self.aux_arrays)})
+        known_t = {id(n): a.dtype for n, a in zip(self._arg_nodes, self.arg_arrays)}
+        known_t.update({id(n): a.dtype for n, a in zip(self._aux_nodes, self.aux_arrays)})
+        shapes = _infer.infer(nodes, known_s, "shape")
+        types = _infer.infer(nodes, known_t, "type")
+        heads = list(sym._outputs)
+        self._out_shapes = [shapes[(id(n), i)] for n, i in heads]
+        self._out_types = [types[(id(n), i)] for n, i in heads]
+        missing = [n.output_name(i) for n, i in heads if shapes.get((id(n), i)) is None]
+        if missing:
+            raise MXNetError(f"cannot infer the shapes of outputs {missing}")
+
+        slot_of: dict = {}
+        for n in self._arg_nodes + self._aux_nodes:
+            slot_of[(id(n), 0)] = len(slot_of)
+        self._var_slots = [slot_of[(id(n), 0)] for n in self._arg_nodes + self._aux_nodes]
+
+        wrt = [n for n, r in zip(self._arg_nodes, self._grad_reqs) if r != "null"]
+        self._head_grad_nodes = []
+        bwd_nodes, grad_entries = [], {}
+        if wrt:
+            for (n, i) in heads:
+                hg = Node(None, f"{n.output_name(i)}_head_grad")
+                shapes[(id(hg), 0)] = shapes[(id(n), i)]
+                types[(id(hg), 0)] = types[(id(n), i)]
+                self._head_grad_nodes.append(hg)
+            grads = build_gradient(nodes, heads, shapes, types, wrt, self._head_grad_nodes)
+            grad_entries = {k: h.entry for k, h in grads.items() if h is not None}
+            fwd_ids = {id(n) for n in nodes}
+            all_bwd = topo_order(list(grad_entries.values()))
+            bwd_nodes = [n for n in all_bwd if id(n) not in fwd_ids]
+            for hg in self._head_grad_nodes:
+                slot_of[(id(hg), 0)] = len(slot_of)
+            used = {id(n) for n in all_bwd}
+            self._head_grad_used = [id(hg) in used for hg in self._head_grad_nodes]
+        else:
+            self._head_grad_used = []
+
+        # Forward plan first (assigns slots to forward entries), then the backward plan.
+        fwd = Plan(nodes, slot_of, keep=())
+        self._out_slots = [slot_of[(id(n), i)] for n, i in heads]
+        bwd = Plan(bwd_nodes, slot_of, keep=())
+        self._grad_slots = []
+        for n, a, r in zip(self._arg_nodes, self._grad_list, self._grad_reqs):
+            e = grad_entries.get(id(n))
+            self._grad_slots.append(None if (e is None or r == "null") else slot_of[(id(e[0]), e[1])])
+        bwd_reads = {s for st in bwd.steps for s in st.ins}
+        bwd_reads |= {s for s in self._grad_slots if s is not None}
+        keep_fwd = set(self._var_slots) | set(self._out_slots) | bwd_reads
+        fwd._plan_frees(keep_fwd)
+        bwd._plan_frees(set(self._var_slots) | {s for s in self._grad_slots if s is not None})
+        self._fwd, self._bwd = fwd, bwd
+        self._hg_slots = [slot_of[(id(hg), 0)] for hg in self._head_grad_nodes]
+        self._is_loss_head = [n.op is not None and n.op.is_loss for n, _ in heads]
+        self._nslots = len(slot_of)
+        self._vals = [None] * self._nslots
+        self._shapes = shapes
+
+    # --- dictionaries ---------------------------------------------------------------------
+    @property
+    def grad_arrays(self):
+        return self._grad_list if self._grads_given else None
+
+    @property
+    def arg_dict(self) -> dict:
+        return dict(zip(self._arg_names, self.arg_arrays))
+
+    @property
+    def grad_dict(self) -> dict:
+        return dict(zip(self._arg_names, self.grad_arrays))
+
+    @property
+    def aux_dict(self) -> dict:
+        return dict(zip(self._aux_names, self.aux_arrays))
+
+    @property
+    def output_dict(self) -> dict:
+        return dict(zip(self._out_names, self.outputs))
+
+    # --- running --------------------------------------------------------------------------
+    def forward(self, is_train: bool = False, **kwargs):
+        """Run the forward plan; ``kwargs`` (NDArray or numpy) are copied into arguments first."""
+        if kwargs:
+            arg_dict = self.arg_dict
+            for name, value in kwargs.items():
+                if name not in arg_dict:
+                    raise TypeError(f"Unknown argument {name}")
+                dst = arg_dict[name]
+                shape = tuple(value.shape)
+                if shape != dst.shape:
+                    raise ValueError(f"Shape not match! Argument {name}, need: {dst.shape}, "
+                                     f"received: {shape}")
+                dst[:] = value
+        engine.push(lambda: self._run_forward(bool(is_train)),
+                    reads=self.arg_arrays, writes=self.outputs + self.aux_arrays, ctx=self._ctx)
+        return self.outputs
+
+    def _run_forward(self, is_train):
+        vals = self._vals
+        for s, a in zip(self._var_slots, self.arg_arrays + self.aux_arrays):
+            vals[s] = a._data
+        oc = OpContext(is_train=is_train, device=self._ctx.torch_device)
+        self._fwd.run(vals, oc, self._monitor_step if self._monitor else None)
+        var_ptrs = {vals[s].data_ptr() for s in self._var_slots}
+        for out, s in zip(self.outputs, self._out_slots):
+            t = vals[s]
+            if t.data_ptr() in var_ptrs:  # an output aliasing an argument gets its own copy
+                t = t.clone()
+            out._data = t
+        if self._monitor and self._monitor_all:
+            for name, a in zip(self._arg_names, self.arg_arrays):
+                self._monitor(name.encode(), a)
+
+    def backward(self, out_grads=None, is_train: bool = True):
+        """Run the backward plan and write or add gradients into ``grad_arrays``.
+
+        ``out_grads``: head gradients (NDArray, list, or {output name: NDArray}); loss heads such
+        as SoftmaxOutput ignore them, other heads need them.
+        """
+        if not self._hg_slots:
+            return
+        heads = self._normalise_out_grads(out_grads)
+        engine.push(lambda: self._run_backward(heads, is_train),
+                    reads=self.arg_arrays + self.outputs, writes=[g for g in self._grad_list if g is not None],
+                    ctx=self._ctx)
+
+    def _normalise_out_grads(self, out_grads):
+        n = len(self._hg_slots)
+        if out_grads is None:
+            grads = [None] * n
+        elif isinstance(out_grads, NDArray):
+            grads = [out_grads]
+        elif isinstance(out_grads, dict):
+            grads = [out_grads.get(name) for name in self._out_names]
+        else:
+            grads = list(out_grads)
+        if len(grads) != n:
+            raise MXNetError(f"backward: expected {n} head gradients, got {len(grads)}")
+        for i, (g, used) in enumerate(zip(grads, self._head_grad_used)):
+            if used and g is None:
+                raise MXNetError(
+                    "Because the last operator is not Loss function, head_gradient is required "
+                    f"when calling backward (output {self._out_names[i]}). If you are attempting to "
+                    "minimize the output as an objective, please modify your network and pass it "
+                    "through the make_loss symbol.")
+            if g is not None and tuple(g.shape) != tuple(self._out_shapes[i]):
+                raise MXNetError(f"backward: head gradient for {self._out_names[i]} has shape "
+                                 f"{tuple(g.shape)}, expected {tuple(self._out_shapes[i])}")
+        return grads
+
+    def _run_backward(self, heads, is_train):
+        vals = self._vals
+        if any(vals[s] is None for s in self._out_slots):
+            raise MXNetError("backward called before forward")
+        dev = self._ctx.torch_device
+        for s, g in zip(self._hg_slots, heads):
+            if g is not None:
+                t = g._data
+                vals[s] = t if t.device == dev else t.to(dev)
+        for s, a in zip(self._var_slots, self.arg_arrays + self.aux_arrays):
+            vals[s] = a._data
+        oc = OpContext(is_train=is_train, device=dev)
+        self._bwd.run(vals, oc)
+        for g, s, req in zip(self._grad_list, self._grad_slots, self._grad_reqs):
+            if s is None or g is None:
+                continue
+            v = vals[s]
+            if req == "add":
+                g._data.add_(v)
+            else:
+                g._data.copy_(v)
+        for s in self._hg_slots:
+            vals[s] = None
+
+    # --- other API ------------------------------------------------------------------------
+    def set_monitor_callback(self, callback, monitor_all=False):
+        """Call ``callback(name_bytes, NDArray)`` for every op output during forward."""
+        self._monitor = callback
+        self._monitor_all = monitor_all
+
+    def _monitor_step(self, step, vals):
+        node = step.node
+        if self._monitor_all:
+            for k, s in enumerate(step.ins):
+                src, i = node.inputs[k]
+                self._monitor(src.output_name(i).encode(), from_torch(vals[s], self._ctx))
+        for i in range(node.num_visible_outputs):
+            self._monitor(node.output_name(i).encode(), from_torch(vals[step.outs[i]], self._ctx))
+
+    def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
+        """Copy (casting) parameters from dicts of NDArrays into the bound arrays."""
+        arg_dict, aux_dict = self.arg_dict, self.aux_dict
+        for name, array in arg_params.items():
+            if name in arg_dict:
+                dst = arg_dict[name]
+                dst[:] = array.astype(dst.dtype) if isinstance(array, NDArray) else array
+            elif not allow_extra_params:
+                raise ValueError(f'Find name "{name}" that is not in the arguments')
+        for name, array in (aux_params or {}).items():
+            if name in aux_dict:
+                dst = aux_dict[name]
+                dst[:] = array.astype(dst.dtype) if isinstance(array, NDArray) else array
+            elif not allow_extra_params:
+                raise ValueError(f'Find name "{name}" that is not in the auxiliary states')
+
+    def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
+        """A new executor for new input shapes, sharing unchanged arrays (parameters)."""
+        from .bind import reshape_executor
+        return reshape_executor(self, partial_shaping, allow_up_sizing, kwargs)
+
+    def debug_str(self) -> str:
+        return ("# forward\n" + self._fwd.to_python() + "\n# backward\n" + self._bwd.to_python())
+
+    @property
+    def symbol(self):
+        return self._symbol
+
+
+def _torch_dtype(t):
+    from ..base import dtype_torch
+    return dtype_torch(t if t is not None else np.float32)

@@ -1,0 +1,1 @@
+"""Graph passes over the Node IR: shape/type inference, the gradient pass, execution planning."""

@@ -1,0 +1,132 @@
+"""The gradient pass: builds the backward graph out of each operator's gradient rule.
+
+Like NNVM's ``Gradient`` pass, it walks the forward nodes in reverse topological order, sums the
+gradients flowing into every output entry (``add_n``), and calls the op's rule with a
+graph-building namespace ``F``; the rule's results become new nodes. The pass returns, for each
+requested variable, the entry holding its gradient (or None when no gradient reaches it).
+"""
+from __future__ import annotations
+
+from ..base import MXNetError
+from ..ops import registry as _reg
+from ..ops.registry import ShapeError, TypeInferError
+from ..symbol.node import Node
+
+
+class Handle:
+    """An entry of the graph being built, with its inferred shape and dtype."""
+
+    __slots__ = ("node", "index", "shape", "dtype")
+
+    def __init__(self, node, index, shape, dtype):
+        self.node, self.index, self.shape, self.dtype = node, index, tuple(shape), dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def entry(self):
+        return (self.node, self.index)
+
+    def __repr__(self):
+        return f"Handle({self.node.name}[{self.index}], {self.shape})"
+
+
+class GraphBuilder:
+    """The ``F`` namespace for gradient rules in the executor: ``F.<op>(*handles, **params)``
+    adds a node and returns its output handle(s), with shapes and dtypes inferred at once."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+        self.count = 0
+        self.nodes: list[Node] = []
+
+    def __getattr__(self, opname):
+        op = _reg.get(opname)
+
+        def build(*inputs, **params):
+            return self._build(op, inputs, params)
+        return build
+
+    def _build(self, op, inputs, params):
+        params = {k: v for k, v in params.items() if v is not None}
+        if op.key_var_num_args and op.key_var_num_args not in params:
+            params[op.key_var_num_args] = len(inputs)
+        p, given = op.parse_params(params)
+        name = f"{self.prefix}_{op.hint}{self.count}"
+        self.count += 1
+        node = Node(op, name, p, given, {}, tuple(h.entry for h in inputs))
+        nout = op.num_outputs(p)
+        try:
+            _, shapes = op.infer_shape(p, [h.shape for h in inputs], [None] * nout)
+            _, types = op.infer_type(p, [h.dtype for h in inputs], [None] * nout)
+        except (ShapeError, TypeInferError) as e:
+            raise MXNetError(f"gradient pass: error in operator {op.name} ({name}): {e}") from None
+        self.nodes.append(node)
+        handles = [Handle(node, i, shapes[i], types[i]) for i in range(nout)]
+        nvis = op.num_visible_outputs(p)
+        return handles[0] if nvis == 1 else handles[:nvis]
+
+
+def build_gradient(nodes, heads, shapes, types, wrt, head_grads):
+    """Gradient entries for ``wrt`` variables.
+
+    ``nodes``: forward nodes in topological order; ``heads``: output entries; ``shapes``/``types``:
+    ``(id(node), i) -> value`` from inference; ``wrt``: variable nodes needing gradients;
+    ``head_grads``: one variable node per head (its gradient input). Returns
+    ``{id(var): Handle or None}``.
+    """
+    F = GraphBuilder("_grad")
+
+    def handle(node, i):
+        return Handle(node, i, shapes[(id(node), i)], types[(id(node), i)])
+
+    wanted = {id(v) for v in wrt}
+    needs = set()  # node ids whose outputs depend on a wanted variable
+    for n in nodes:
+        if id(n) in wanted or any(id(s) in needs for s, _ in n.inputs):
+            needs.add(id(n))
+
+    pending: dict = {}  # (id(node), i) -> list of handles
+    for (n, i), g in zip(heads, head_grads):
+        if id(n) in needs:
+            pending.setdefault((id(n), i), []).append(handle(g, 0))
+
+    def total(key, like):
+        gs = pending.pop(key, None)
+        if not gs:
+            return None
+        return gs[0] if len(gs) == 1 else F.add_n(*gs)
+
+    results = {}
+    for n in reversed(nodes):
+        if id(n) not in needs:
+            continue
+        if n.op is None:
+            if id(n) in wanted:
+                results[id(n)] = total((id(n), 0), None)
+            continue
+        nvis = n.num_visible_outputs
+        outs = [handle(n, i) for i in range(n.num_outputs)]
+        ograds = [total((id(n), i), outs[i]) for i in range(nvis)]
+        if all(g is None for g in ograds) and not n.op.is_loss:
+            continue
+        if n.op.gradient is None:
+            continue
+        ograds = [g if g is not None else F.zeros_like(outs[i]) for i, g in enumerate(ograds)]
+        ins = [handle(s, i) for s, i in n.inputs]
+        nargs = n.num_args
+        try:
+            in_grads = n.op.gradient(F, n.params, ins[:nargs] + ins[nargs:], outs, ograds)
+        except MXNetError as e:
+            raise MXNetError(f"while building the gradient of {n.name} ({n.op.name}): {e}") from None
+        for (s, i), g in zip(n.inputs[:nargs], in_grads):
+            if g is not None and id(s) in needs:
+                if tuple(g.shape) != tuple(shapes[(id(s), i)]):
+                    raise MXNetError(f"gradient rule of {n.op.name} ({n.name}) gave shape {g.shape} "
+                                     f"for input {s.output_name(i)} of shape {shapes[(id(s), i)]}")
+                pending.setdefault((id(s), i), []).append(g)
+    for v in wrt:
+        results.setdefault(id(v), None)
+    return results

@@ -1,0 +1,4 @@
+"""``mx.name``: automatic naming scopes."""
+from .symbol.scope import NameManager, Prefix
+
+__all__ = ["NameManager", "Prefix"]

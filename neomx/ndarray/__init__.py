@@ -1,0 +1,148 @@
+"""``mx.nd``: imperative arrays. Operator functions are generated from the op table."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import torch
+
+from .. import engine
+from .. import ops as _ops  # noqa: F401  (registers operators)
+from ..base import MXNetError, dtype_np, dtype_torch
+from ..context import Context, current_context
+from .ndarray import NDArray, from_torch
+from .register import invoke, invoke_by_name, make_function, populate
+
+_internal_dict: dict = {}
+populate(globals(), _internal_dict)
+_internal = SimpleNamespace(**_internal_dict)
+
+
+def _ctx(ctx) -> Context:
+    return current_context() if ctx is None else ctx
+
+
+def _shape(shape) -> tuple:
+    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+
+
+def _new(shape, ctx, dtype, fill):
+    ctx = _ctx(ctx)
+    dev = ctx.torch_device
+    t = engine.push(lambda: fill(_shape(shape), dtype_torch(dtype), dev), ctx=ctx)
+    return from_torch(t, ctx)
+
+
+def empty(shape, ctx=None, dtype=None) -> NDArray:
+    """An uninitialised array (``float32`` unless ``dtype`` is given)."""
+    return _new(shape, ctx, dtype, lambda s, d, dev: torch.empty(s, dtype=d, device=dev))
+
+
+def zeros(shape, ctx=None, dtype=None, **kwargs) -> NDArray:
+    """An array of zeros.
+
+    >>> import neomx as mx
+    >>> mx.nd.zeros((2, 3)).shape
+    (2, 3)
+    """
+    return _new(shape, ctx, dtype, lambda s, d, dev: torch.zeros(s, dtype=d, device=dev))
+
+
+def ones(shape, ctx=None, dtype=None, **kwargs) -> NDArray:
+    return _new(shape, ctx, dtype, lambda s, d, dev: torch.ones(s, dtype=d, device=dev))
+
+
+def full(shape, val, ctx=None, dtype=np.float32, out=None) -> NDArray:
+    res = _new(shape, ctx, dtype, lambda s, d, dev: torch.full(s, val, dtype=d, device=dev))
+    if out is not None:
+        out[:] = res
+        return out
+    return res
+
+
+def array(source_array, ctx=None, dtype=None) -> NDArray:
+    """An array copied from ``source_array`` (NDArray keeps its dtype; anything else is float32
+    unless ``dtype`` is given)."""
+    ctx = _ctx(ctx)
+    if isinstance(source_array, NDArray):
+        dt = dtype if dtype is not None else source_array.dtype
+        src = source_array._data
+        return from_torch(src.to(device=ctx.torch_device, dtype=dtype_torch(dt), copy=True), ctx)
+    if isinstance(source_array, torch.Tensor):
+        src = source_array.detach()
+        dt = dtype_torch(dtype) if dtype is not None else src.dtype
+        return from_torch(src.to(device=ctx.torch_device, dtype=dt, copy=True), ctx)
+    try:
+        arr = np.asarray(source_array, dtype=dtype_np(dtype) if dtype is not None else None)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"source_array must be array like object: {e}") from None
+    arr = np.ascontiguousarray(arr, dtype=dtype_np(dtype) if dtype is not None else np.float32)
+    dev = ctx.torch_device
+    return from_torch(engine.push(lambda: torch.from_numpy(arr.copy()).to(dev), ctx=ctx), ctx)
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype=np.float32) -> NDArray:
+    """Evenly spaced values in ``[start, stop)``; ``repeat`` repeats each value."""
+    if stop is None:
+        start, stop = 0, start
+    vals = np.arange(start, stop, step, dtype=np.float64).astype(dtype_np(dtype))
+    if repeat != 1:
+        vals = np.repeat(vals, int(repeat))
+    return array(vals, ctx=ctx, dtype=dtype)
+
+
+def zeros_like(data, **kwargs):
+    return from_torch(torch.zeros_like(data._data), data.context)
+
+
+def ones_like(data, **kwargs):
+    return from_torch(torch.ones_like(data._data), data.context)
+
+
+def waitall():
+    """Block until every pushed operation has finished."""
+    engine.wait_all()
+
+
+def concatenate(arrays, axis=0, always_copy=True):
+    if not arrays:
+        raise MXNetError("concatenate: need at least one array")
+    ctx = arrays[0].context
+    return from_torch(torch.cat([a._data.to(ctx.torch_device) for a in arrays], dim=axis), ctx)
+
+
+def moveaxis(tensor, source, destination):
+    return from_torch(tensor._data.movedim(source, destination).contiguous(), tensor.context)
+
+
+def _random(opname, shape, dtype, ctx, out, **params):
+    if out is not None:
+        shape, ctx, dtype = out.shape, out.context, out.dtype
+    if shape is None:
+        shape = (1,)
+    params = {k: v for k, v in params.items() if v is not None}
+    op = _ops.get(opname)
+    p, _ = op.parse_params({**params, "shape": _shape(shape), "dtype": dtype})
+    res = invoke(op, p, [], ctx=_ctx(ctx))
+    if out is not None:
+        out[:] = res
+        return out
+    return res
+
+
+def _uniform(low=0.0, high=1.0, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+    """Samples from a uniform distribution on ``[low, high)``."""
+    return _random("_random_uniform", shape, dtype, ctx, out, low=low, high=high)
+
+
+def _normal(loc=0.0, scale=1.0, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+    """Samples from a normal distribution with mean ``loc`` and standard deviation ``scale``."""
+    return _random("_random_normal", shape, dtype, ctx, out, loc=loc, scale=scale)
+
+
+random = SimpleNamespace(uniform=_uniform, normal=_normal)
+uniform = _internal_dict["_random_uniform"]
+normal = _internal_dict["_random_normal"]
+
+__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "waitall",
+           "zeros_like", "ones_like", "concatenate", "moveaxis", "random"]

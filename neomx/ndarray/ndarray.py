@@ -1,0 +1,392 @@
+"""NDArray: a torch tensor on a Context, with MXNet 1.x semantics (mutable, views on axis 0,
+no dtype promotion, float32 by default)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import torch
+
+from .. import engine
+from ..base import MXNetError, dtype_np, dtype_torch, integer_types, numeric_types, shape_str
+from ..context import Context, current_context
+from ..ops import elemwise as _ew
+from ..ops import registry as _reg
+
+__all__ = ["NDArray", "from_torch", "check_same_device"]
+
+
+def from_torch(t: torch.Tensor, ctx: Context) -> "NDArray":
+    """Wrap a tensor (no copy) as an NDArray on ``ctx``."""
+    a = NDArray.__new__(NDArray)
+    a._data = t
+    a._ctx = ctx
+    return a
+
+
+def check_same_device(arrays, opname=""):
+    """MXNet allows mixing cpu(i) ids but not CPU with GPU (or two GPUs)."""
+    first = arrays[0]._ctx
+    for a in arrays[1:]:
+        c = a._ctx
+        if c is not first and c != first and (c.device_typeid == 2 or first.device_typeid == 2):
+            raise MXNetError(
+                f"{opname or 'operator'}: all inputs must live on the same context, got "
+                f"{first} and {c} (copy one with as_in_context first; neomx, like MXNet, requires "
+                "all inputs to live on the same context)")
+    return first
+
+
+def _to_tensor(value, like: torch.Tensor) -> torch.Tensor:
+    """A source for writing into ``like``: numpy/list/scalar -> tensor (one copy at most)."""
+    if isinstance(value, NDArray):
+        return value._data
+    if isinstance(value, torch.Tensor):
+        return value
+    arr = np.asarray(value)
+    if arr.dtype == np.float64 and like.dtype == torch.float32 and like.device.type == "cpu":
+        return torch.from_numpy(np.ascontiguousarray(arr))  # cast happens inside copy_
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"cannot assign a value of type {type(value).__name__} to an NDArray")
+    return torch.from_numpy(np.ascontiguousarray(arr))
+
+
+class NDArray:
+    """An n-dimensional array on a device (``mx.nd.array``, ``mx.nd.zeros``, ...).
+
+    Examples
+    --------
+    >>> import neomx as mx
+    >>> a = mx.nd.ones((2, 3))
+    >>> a[:] = 2
+    >>> (a * 3).asnumpy()
+    array([[6., 6., 6.],
+           [6., 6., 6.]], dtype=float32)
+    """
+
+    __slots__ = ("_data", "_ctx", "__weakref__")
+    __array_priority__ = 1000.0
+    __hash__ = object.__hash__
+
+    def __init__(self, data, ctx: Context | None = None):
+        if not isinstance(data, torch.Tensor):
+            raise TypeError("NDArray(data) expects a torch.Tensor; use mx.nd.array() for other sources")
+        self._data = data
+        self._ctx = ctx or current_context()
+
+    # --- attributes -----------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return tuple(self._data.shape)
+
+    @property
+    def dtype(self):
+        return dtype_np(self._data.dtype)
+
+    @property
+    def context(self) -> Context:
+        return self._ctx
+
+    ctx = context
+
+    @property
+    def size(self) -> int:
+        return self._data.numel()
+
+    @property
+    def ndim(self) -> int:
+        return self._data.dim()
+
+    @property
+    def stype(self) -> str:
+        return "default"
+
+    @property
+    def T(self) -> "NDArray":
+        if self.ndim < 2:
+            return self.copy()
+        return from_torch(self._data.permute(*reversed(range(self.ndim))).contiguous(), self._ctx)
+
+    @property
+    def handle(self):
+        return self._data
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self):
+        shape_info = "x".join(str(s) for s in self.shape)
+        return f"\n{self.asnumpy()!s}\n<NDArray {shape_info} @{self._ctx}>"
+
+    __str__ = __repr__
+
+    def __bool__(self):
+        if self.size == 1:
+            return bool(self.asscalar())
+        if self.size == 0:
+            return False
+        raise ValueError("The truth value of an NDArray with multiple elements is ambiguous.")
+
+    def __float__(self):
+        raise TypeError("float() argument must be a string or a number, not 'NDArray'; use asscalar()")
+
+    def __reduce__(self):
+        return (_rebuild, (self.asnumpy(), str(self._ctx.device_type), self._ctx.device_id))
+
+    # --- synchronisation and copies -------------------------------------------------------
+    def wait_to_read(self):
+        """Block until pending writes to this array are done."""
+        engine.wait_for(self)
+        if self._data.is_cuda:
+            torch.cuda.current_stream(self._data.device).synchronize()
+
+    def asnumpy(self) -> np.ndarray:
+        """A numpy copy of the contents (waits for pending writes)."""
+        t = self._data
+        if t.dtype is torch.bfloat16:
+            t = t.float()
+        engine.wait_for(self)
+        if t.is_cuda:
+            return t.detach().cpu().numpy()
+        return t.detach().numpy().copy()
+
+    def asscalar(self):
+        if self.size != 1:
+            raise ValueError("The current array is not a scalar")
+        return self.asnumpy().reshape(-1)[0]
+
+    def astype(self, dtype, copy=True) -> "NDArray":
+        dt = dtype_torch(dtype)
+        if not copy and dt == self._data.dtype:
+            return self
+        return from_torch(self._data.to(dt, copy=True), self._ctx)
+
+    def copy(self) -> "NDArray":
+        return self.copyto(self._ctx)
+
+    def copyto(self, other):
+        """Copy into an NDArray (same shape; dtype converted) or onto a Context (new array)."""
+        if isinstance(other, NDArray):
+            if other is self:
+                warnings.warn("You are attempting to copy an array to itself", RuntimeWarning)
+                return False
+            if other.shape != self.shape:
+                raise MXNetError(f"copyto: Incompatible attr in node  at 0-th output: expected "
+                                 f"{shape_str(other.shape)}, got {shape_str(self.shape)}")
+            src, dst = self._data, other._data
+            engine.push(lambda: dst.copy_(src, non_blocking=True), reads=(self,), writes=(other,))
+            return other
+        if isinstance(other, Context):
+            dev = other.torch_device
+            src = self._data
+            t = engine.push(lambda: src.to(dev, copy=True), reads=(self,), ctx=other)
+            return from_torch(t, other)
+        raise TypeError(f"copyto does not support type {type(other)}")
+
+    def as_in_context(self, context: Context) -> "NDArray":
+        if context == self._ctx:
+            return self
+        return self.copyto(context)
+
+    as_in_ctx = as_in_context
+
+    def reshape(self, *shape, **kwargs) -> "NDArray":
+        """A view with a new shape; MXNet's codes 0/-1/-2/-3/-4 and ``reverse=`` are accepted."""
+        from ..ops.shape import reshape_shape
+        if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+            shape = tuple(shape[0])
+        elif not shape:
+            shape = kwargs.pop("shape", None)
+            if shape is None:
+                raise TypeError("Shape must be provided.")
+        reverse = kwargs.pop("reverse", False)
+        if kwargs:
+            raise TypeError(f"Got unknown keywords in reshape: {', '.join(kwargs)}. "
+                            "Accepted keyword arguments are 'shape' and 'reverse'.")
+        try:
+            new = reshape_shape(self.shape, tuple(shape), reverse)
+        except MXNetError as e:
+            raise MXNetError(f"Reshape: {e}") from None
+        if np.prod(new) > self.size:
+            raise MXNetError(f"target shape size is larger than the current shape: "
+                             f"{shape_str(new)} vs {shape_str(self.shape)}")
+        if np.prod(new) != self.size:
+            raise ValueError(f"Cannot reshape array of size {self.size} into shape {tuple(shape)}")
+        return from_torch(self._data.view(new) if self._data.is_contiguous() else self._data.reshape(new),
+                          self._ctx)
+
+    def reshape_like(self, other) -> "NDArray":
+        return self.reshape(other.shape)
+
+    # --- indexing -------------------------------------------------------------------------
+    def _index(self, key):
+        if isinstance(key, NDArray):
+            return key._data.long()
+        if isinstance(key, tuple):
+            return tuple(k._data.long() if isinstance(k, NDArray) else
+                         (torch.as_tensor(k, dtype=torch.long) if isinstance(k, (list, np.ndarray)) else k)
+                         for k in key)
+        if isinstance(key, (list, np.ndarray)):
+            return torch.as_tensor(key, dtype=torch.long)
+        return key
+
+    def __getitem__(self, key):
+        t = self._data
+        if isinstance(key, integer_types):
+            n = t.shape[0] if t.dim() else 0
+            if not -n <= key < n:
+                raise IndexError(f"index {key} is out of bounds for axis 0 with size {n}")
+            if t.dim() == 1:
+                k = int(key) % n
+                return from_torch(t[k:k + 1], self._ctx)
+            return from_torch(t[int(key)], self._ctx)
+        if isinstance(key, slice) and (key.step is None or key.step == 1):
+            return from_torch(t[key], self._ctx)  # a view, as in MXNet
+        out = t[self._index(key)]
+        if out.dim() == 0:
+            out = out.reshape(1)
+        return from_torch(out.clone(), self._ctx)
+
+    def __setitem__(self, key, value):
+        t = self._data
+        if isinstance(value, NDArray) and value._ctx.device_typeid != self._ctx.device_typeid:
+            value = value.as_in_context(self._ctx)
+        try:
+            if isinstance(value, numeric_types) and not isinstance(value, np.ndarray):
+                if isinstance(key, slice) and key == slice(None):
+                    engine.push(lambda: t.fill_(value), writes=(self,))
+                else:
+                    idx = self._index(key)
+                    engine.push(lambda: t.__setitem__(idx, value), writes=(self,))
+                return
+            src = _to_tensor(value, t)
+            if src.device != t.device:
+                src = src.to(t.device)
+            if isinstance(key, slice) and key == slice(None):
+                engine.push(lambda: t.copy_(src), reads=(value,), writes=(self,))
+            else:
+                idx = self._index(key)
+                engine.push(lambda: t.__setitem__(idx, src.to(t.dtype)), reads=(value,), writes=(self,))
+        except RuntimeError as e:
+            raise ValueError(f"cannot assign a value of shape {tuple(src.shape)} to a region of "
+                             f"shape {tuple(t[self._index(key)].shape)} of an array of shape "
+                             f"{self.shape}: {str(e).splitlines()[0]}") from None
+
+    # --- arithmetic -----------------------------------------------------------------------
+    def _bin(self, other, opname, scalar_op, reverse=False):
+        if isinstance(other, NDArray):
+            a, b = (other, self) if reverse else (self, other)
+            check_same_device([a, b], opname)
+            ta, tb = a._data, b._data
+            if ta.dtype != tb.dtype:
+                raise MXNetError(
+                    f"Incompatible attr in node  at 1-th input: expected {np.dtype(a.dtype).name}, "
+                    f"got {np.dtype(b.dtype).name}")
+            fn = _ew.BINARY_FN[opname]
+            if tb.device != ta.device:
+                tb = tb.to(ta.device)
+            if ta.shape != tb.shape:
+                try:
+                    torch.broadcast_shapes(ta.shape, tb.shape)
+                except RuntimeError:
+                    raise MXNetError(f"operands could not be broadcast together with shapes "
+                                     f"{shape_str(ta.shape)} {shape_str(tb.shape)}") from None
+            out = engine.push(lambda: fn(ta, tb), reads=(a, b), ctx=a._ctx)
+            return from_torch(out, a._ctx)
+        if isinstance(other, numeric_types) and not isinstance(other, np.ndarray):
+            fn = _ew.SCALAR_FN[scalar_op]
+            t = self._data
+            s = _ew._scalar_value(t, float(other) if not isinstance(other, (bool, np.bool_)) else float(other))
+            return from_torch(engine.push(lambda: fn(t, s), reads=(self,)), self._ctx)
+        if isinstance(other, np.ndarray):
+            from . import array as _array
+            return self._bin(_array(other, ctx=self._ctx, dtype=self.dtype), opname, scalar_op, reverse)
+        return NotImplemented
+
+    def _inplace(self, other, opname, scalar_op):
+        res = self._bin(other, opname, scalar_op)
+        if res is NotImplemented:
+            return res
+        if res.shape != self.shape:
+            raise MXNetError(f"in-place {opname}: result of shape {shape_str(res.shape)} does not fit "
+                             f"an array of shape {shape_str(self.shape)}")
+        t, r = self._data, res._data
+        engine.push(lambda: t.copy_(r), reads=(res,), writes=(self,))
+        return self
+
+    def __add__(self, o): return self._bin(o, "broadcast_add", "_plus_scalar")
+    def __radd__(self, o): return self._bin(o, "broadcast_add", "_plus_scalar", True)
+    def __sub__(self, o): return self._bin(o, "broadcast_sub", "_minus_scalar")
+    def __rsub__(self, o): return self._bin(o, "broadcast_sub", "_rminus_scalar", True)
+    def __mul__(self, o): return self._bin(o, "broadcast_mul", "_mul_scalar")
+    def __rmul__(self, o): return self._bin(o, "broadcast_mul", "_mul_scalar", True)
+    def __truediv__(self, o): return self._bin(o, "broadcast_div", "_div_scalar")
+    def __rtruediv__(self, o): return self._bin(o, "broadcast_div", "_rdiv_scalar", True)
+    __div__, __rdiv__ = __truediv__, __rtruediv__
+    def __mod__(self, o): return self._bin(o, "broadcast_mod", "_mod_scalar")
+    def __rmod__(self, o): return self._bin(o, "broadcast_mod", "_rmod_scalar", True)
+    def __pow__(self, o): return self._bin(o, "broadcast_power", "_power_scalar")
+    def __rpow__(self, o): return self._bin(o, "broadcast_power", "_rpower_scalar", True)
+    def __neg__(self): return self._bin(-1.0, None, "_mul_scalar")
+    def __pos__(self): return self
+    def __abs__(self): return from_torch(torch.abs(self._data), self._ctx)
+    def __iadd__(self, o): return self._inplace(o, "broadcast_add", "_plus_scalar")
+    def __isub__(self, o): return self._inplace(o, "broadcast_sub", "_minus_scalar")
+    def __imul__(self, o): return self._inplace(o, "broadcast_mul", "_mul_scalar")
+    def __itruediv__(self, o): return self._inplace(o, "broadcast_div", "_div_scalar")
+    __idiv__ = __itruediv__
+    def __imod__(self, o): return self._inplace(o, "broadcast_mod", "_mod_scalar")
+    def __eq__(self, o): return self._bin(o, "broadcast_equal", "_equal_scalar")
+    def __ne__(self, o): return self._bin(o, "broadcast_not_equal", "_not_equal_scalar")
+    def __gt__(self, o): return self._bin(o, "broadcast_greater", "_greater_scalar")
+    def __ge__(self, o): return self._bin(o, "broadcast_greater_equal", "_greater_equal_scalar")
+    def __lt__(self, o): return self._bin(o, "broadcast_lesser", "_lesser_scalar")
+    def __le__(self, o): return self._bin(o, "broadcast_lesser_equal", "_lesser_equal_scalar")
+
+    # --- fluent methods (a.sum(axis=1), a.argmax(...), ...) -------------------------------
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        op = _reg.find(name)
+        if op is None or not op.public:
+            raise AttributeError(f"'NDArray' object has no attribute '{name}'")
+        from .register import make_function
+
+        def method(*args, **kwargs):
+            return make_function(op)(self, *args, **kwargs)
+        method.__name__ = name
+        return method
+
+    def flatten(self):
+        return self.reshape((self.shape[0], -1)) if self.ndim > 1 else self.reshape((self.shape[0], 1))
+
+    def expand_dims(self, axis):
+        return from_torch(self._data.unsqueeze(axis), self._ctx)
+
+    def broadcast_to(self, shape):
+        from .register import invoke_by_name
+        return invoke_by_name("broadcast_to", [self], {"shape": shape})
+
+    def tolist(self):
+        return self.asnumpy().tolist()
+
+    def detach(self):
+        return self
+
+    def as_nd_ndarray(self):
+        return self
+
+    def to_torch(self) -> torch.Tensor:
+        """The underlying torch tensor (shared memory, no copy)."""
+        return self._data
+
+
+def _rebuild(arr, devtype, devid):
+    from . import array
+    return array(arr, ctx=Context(devtype, devid), dtype=arr.dtype)

@@ -1,0 +1,261 @@
+"""Reductions (sum, mean, max, min, prod, argmax, argmin, argmax_channel) and dot."""
+from __future__ import annotations
+
+import torch
+
+from .registry import OpDef, Param, ShapeError, register, _sh
+
+_REDUCE_PARAMS = (
+    Param("axis", "axis", None, "The axis or axes along which to perform the reduction.", optional=True),
+    Param("keepdims", "bool", False, "If true, the reduced axes are left as size-one dimensions."),
+    Param("exclude", "bool", False, "Whether to reduce over all axes except the ones in axis."),
+)
+
+
+def reduce_axes(ndim, axis, exclude):
+    """The sorted tuple of axes a reduction covers."""
+    if axis is None or axis == ():
+        axes = tuple(range(ndim))
+    else:
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        for a in axes:
+            if not -ndim <= a < ndim:
+                raise ShapeError(f"axis {a} exceeds the input dimension of {ndim}")
+        axes = tuple(sorted({a % ndim for a in axes}))
+    if exclude:
+        axes = tuple(i for i in range(ndim) if i not in axes)
+    return axes
+
+
+def _reduced_shape(shape, axes, keepdims):
+    if keepdims:
+        return tuple(1 if i in axes else s for i, s in enumerate(shape))
+    out = tuple(s for i, s in enumerate(shape) if i not in axes)
+    return out if out else (1,)
+
+
+def _reduce_infer_shape(p, ins, outs):
+    x = ins[0]
+    if x is None:
+        return ins, outs
+    axes = reduce_axes(len(x), p.axis, p.exclude)
+    return ins, [_reduced_shape(x, axes, p.keepdims)]
+
+
+def _reduce_forward(fn):
+    def forward(p, ins, oc):
+        x = ins[0]
+        axes = reduce_axes(x.dim(), p.axis, p.exclude)
+        if not axes:
+            return x.clone()
+        out = fn(x, axes, p.keepdims)
+        return out.reshape(1) if out.dim() == 0 else out
+    return forward
+
+
+def _torch_max(x, axes, keep):
+    return torch.amax(x, dim=axes, keepdim=keep)
+
+
+def _torch_min(x, axes, keep):
+    return torch.amin(x, dim=axes, keepdim=keep)
+
+
+def _expand_back(F, p, g, x):
+    """Broadcast a reduction's output gradient back to the input's shape."""
+    axes = reduce_axes(x.ndim, p.axis, p.exclude)
+    kept = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
+    if tuple(g.shape) != kept:
+        g = F.Reshape(g, shape=kept)
+    return F.broadcast_to(g, shape=tuple(x.shape)), axes
+
+
+def _sum_grad(F, p, ins, outs, ograds):
+    g, _ = _expand_back(F, p, ograds[0], ins[0])
+    return [g]
+
+
+def _mean_grad(F, p, ins, outs, ograds):
+    g, axes = _expand_back(F, p, ograds[0], ins[0])
+    n = 1
+    for a in axes:
+        n *= ins[0].shape[a]
+    return [F._div_scalar(g, scalar=float(n))]
+
+
+def _extreme_grad(F, p, ins, outs, ograds):
+    g, _ = _expand_back(F, p, ograds[0], ins[0])
+    y, _ = _expand_back(F, p, outs[0], ins[0])
+    return [F.elemwise_mul(g, F._equal(ins[0], y))]
+
+
+for _name, _fn, _grad, _aliases in (
+        ("sum", lambda x, a, k: torch.sum(x, dim=a, keepdim=k), _sum_grad, ("sum_axis",)),
+        ("mean", lambda x, a, k: torch.mean(x, dim=a, keepdim=k), _mean_grad, ()),
+        ("max", _torch_max, _extreme_grad, ("max_axis",)),
+        ("min", _torch_min, _extreme_grad, ("min_axis",)),
+        ("prod", lambda x, a, k: _prod_axes(x, a, k), None, ()),
+        ("nansum", lambda x, a, k: torch.nansum(x, dim=a, keepdim=k), None, ()),
+):
+    register(OpDef(_name, _reduce_forward(_fn), _reduce_infer_shape, params=_REDUCE_PARAMS,
+                   gradient=_grad, aliases=_aliases,
+                   doc=f"Computes the {_name} of array elements over given axes.\n\n"
+                       "A reduction over every axis returns shape ``(1,)``."))
+
+
+def _prod_axes(x, axes, keep):
+    for a in sorted(axes, reverse=True):
+        x = torch.prod(x, dim=a, keepdim=keep)
+    return x
+
+
+# --- broadcast_to --------------------------------------------------------------------------------
+def _broadcast_to_infer(p, ins, outs):
+    x = ins[0]
+    if x is None:
+        return ins, outs
+    target = tuple(p.shape)
+    if len(target) != len(x):
+        raise ShapeError(f"Operand of shape {_sh(x)} cannot be broadcasted to {_sh(target)}")
+    out = []
+    for s, t in zip(x, target):
+        if t == 0:
+            t = s
+        if s != t and s != 1:
+            raise ShapeError(f"Array cannot be broadcasted from {_sh(x)} to {_sh(target)}")
+        out.append(t)
+    return ins, [tuple(out)]
+
+
+def _broadcast_to_forward(p, ins, oc):
+    x = ins[0]
+    target = tuple(t if t != 0 else s for s, t in zip(x.shape, p.shape))
+    return x.expand(target)
+
+
+register(OpDef(
+    "broadcast_to", _broadcast_to_forward, _broadcast_to_infer,
+    params=(Param("shape", "shape", (), "The shape of the desired array (0 keeps a dim)."),),
+    gradient=lambda F, p, ins, outs, ograds: [F._reduce_to(ograds[0], shape=tuple(ins[0].shape))],
+    doc="Broadcasts the input array to a new shape."))
+
+
+# --- argmax / argmin -----------------------------------------------------------------------------
+_ARG_PARAMS = (Param("axis", "int", None, "The axis along which to perform the reduction; "
+                                          "None flattens the input.", optional=True),
+               Param("keepdims", "bool", False, "Keep the reduced axis as size one."))
+
+
+def _arg_infer_shape(p, ins, outs):
+    x = ins[0]
+    if x is None:
+        return ins, outs
+    if p.axis is None:
+        return ins, [(1,) * len(x) if p.keepdims else (1,)]
+    ax = p.axis % len(x)
+    return ins, [_reduced_shape(x, (ax,), p.keepdims)]
+
+
+def _arg_forward(fn):
+    def forward(p, ins, oc):
+        x = ins[0]
+        if p.axis is None:
+            idx = fn(x.reshape(-1), 0)
+            out = idx.reshape((1,) * x.dim() if p.keepdims else (1,))
+        else:
+            out = fn(x, p.axis)
+            if p.keepdims:
+                out = out.unsqueeze(p.axis)
+            if out.dim() == 0:
+                out = out.reshape(1)
+        return out.to(x.dtype)
+    return forward
+
+
+def _first_argmax(x, dim):
+    # torch.argmax returns the first maximal index on CPU and CUDA (documented since 1.7).
+    return torch.argmax(x, dim=dim)
+
+
+def _first_argmin(x, dim):
+    return torch.argmin(x, dim=dim)
+
+
+register(OpDef("argmax", _arg_forward(_first_argmax), _arg_infer_shape, params=_ARG_PARAMS,
+               gradient=lambda F, p, ins, outs, ograds: [None],
+               doc="Returns indices of the maximum values along an axis (as floats, like the input)."))
+register(OpDef("argmin", _arg_forward(_first_argmin), _arg_infer_shape, params=_ARG_PARAMS,
+               gradient=lambda F, p, ins, outs, ograds: [None],
+               doc="Returns indices of the minimum values along an axis."))
+register(OpDef(
+    "argmax_channel", lambda p, ins, oc: torch.argmax(ins[0], dim=1).to(ins[0].dtype),
+    lambda p, ins, outs: (ins, [None if ins[0] is None else (ins[0][0],) + tuple(ins[0][2:])]),
+    gradient=lambda F, p, ins, outs, ograds: [None],
+    doc="Returns argmax indices of each channel (axis 1) from the input array."))
+
+
+# --- dot -----------------------------------------------------------------------------------------
+_DOT_PARAMS = (Param("transpose_a", "bool", False, "If true then transpose the first input before dot."),
+               Param("transpose_b", "bool", False, "If true then transpose the second input before dot."),
+               Param("forward_stype", "str", None, "unused (sparse storage)", optional=True))
+
+
+def _rev(s, flag):
+    return tuple(reversed(s)) if flag else tuple(s)
+
+
+def _dot_infer_shape(p, ins, outs):
+    a, b = ins
+    if a is None or b is None:
+        return ins, outs
+    ta, tb = _rev(a, p.transpose_a), _rev(b, p.transpose_b)
+    if len(a) == 1 and len(b) == 1:
+        if a[0] != b[0]:
+            raise ShapeError(f"dot shape error: {_sh(a)} X {_sh(b)}")
+        return ins, [(1,)]
+    if ta[-1] != tb[0]:
+        raise ShapeError(f"dot shape error: {_sh(a)} X {_sh(b)}")
+    out = ta[:-1] + tb[1:]
+    return ins, [out if out else (1,)]
+
+
+def _dot_forward(p, ins, oc):
+    a, b = ins
+    if p.transpose_a:
+        a = a.permute(*reversed(range(a.dim())))
+    if p.transpose_b:
+        b = b.permute(*reversed(range(b.dim())))
+    if a.dim() == 2 and b.dim() == 2:
+        return torch.mm(a, b)
+    if a.dim() == 1 and b.dim() == 1:
+        return torch.dot(a, b).reshape(1)
+    return torch.tensordot(a, b, dims=1)
+
+
+def _dot_gradient(F, p, ins, outs, ograds):
+    a, b = ins
+    g = ograds[0]
+    ta, tb = p.transpose_a, p.transpose_b
+    if a.ndim != 2 or b.ndim != 2:
+        if ta or tb:
+            raise ShapeError("dot: the gradient of transposed N-D dot is not supported")
+        k = a.shape[-1]
+        a2 = F.Reshape(a, shape=(-1, k))
+        b2 = F.Reshape(b, shape=(k, -1))
+        g2 = F.Reshape(g, shape=(a2.shape[0], b2.shape[1]))
+        da = F.Reshape(F.dot(g2, b2, transpose_b=True), shape=tuple(a.shape))
+        db = F.Reshape(F.dot(a2, g2, transpose_a=True), shape=tuple(b.shape))
+        return [da, db]
+    if not ta and not tb:
+        return [F.dot(g, b, transpose_b=True), F.dot(a, g, transpose_a=True)]
+    if ta and not tb:
+        return [F.dot(b, g, transpose_b=True), F.dot(a, g)]
+    if tb and not ta:
+        return [F.dot(g, b), F.dot(g, a, transpose_a=True)]
+    return [F.dot(b, g, transpose_a=True, transpose_b=True), F.dot(g, a, transpose_a=True, transpose_b=True)]
+
+
+register(OpDef("dot", _dot_forward, _dot_infer_shape, params=_DOT_PARAMS, inputs=("lhs", "rhs"),
+               gradient=_dot_gradient,
+               doc="Dot product of two arrays: contracts the last axis of ``lhs`` with the first\n"
+                   "axis of ``rhs``; two 1-D arrays give shape ``(1,)``."))

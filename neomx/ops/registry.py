@@ -1,0 +1,338 @@
+"""The operator table.
+
+Every operator is one :class:`OpDef`: its typed parameters (with MXNet's defaults and
+validation), the names of its inputs, auxiliary states and outputs, shape and type inference,
+the forward computation on torch tensors, and its gradient rule. ``mx.nd.<Op>``, ``mx.sym.<Op>``
+and the executor are all built from this one definition.
+
+Conventions shared by every rule:
+
+* ``p`` is the op's parsed parameters (:class:`Params`, attribute access).
+* ``infer_shape(p, ins, outs)`` gets lists of shapes (tuples, ``None`` = unknown) for all
+  inputs (aux states last) and all outputs (hidden ones included) and returns the completed
+  ``(ins, outs)``; it may leave entries ``None`` when it cannot decide yet and raises
+  :class:`ShapeError` on an inconsistency. ``infer_type`` is the same over numpy types.
+* ``forward(p, ins, oc)`` gets torch tensors (aux states last, updated in place when the op
+  mutates them) and an :class:`OpContext`; it returns one tensor when the op has one output,
+  else a tuple with every output (hidden ones included).
+* ``gradient(F, p, ins, outs, ograds)`` builds input gradients out of other registered ops
+  through the namespace ``F`` (graph-building in the executor, eager for NDArrays); handles
+  have ``.shape`` and ``.dtype``. It returns one entry per non-aux input, ``None`` where no
+  gradient flows. Loss ops (``is_loss``) ignore ``ograds``.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..base import MXNetError, dtype_np
+
+__all__ = ["Param", "Params", "OpDef", "OpContext", "ShapeError", "TypeInferError", "register",
+           "get", "find", "all_ops", "REQUIRED", "same_shape", "same_type"]
+
+REQUIRED = object()
+
+
+class ShapeError(MXNetError):
+    """Shape inference found an inconsistency (message without the operator prefix)."""
+
+
+class TypeInferError(MXNetError):
+    """Type inference found an inconsistency."""
+
+
+class Params(dict):
+    """Parsed operator parameters with attribute access (``p.num_hidden``)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, key):
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+
+@dataclass
+class OpContext:
+    """What a forward kernel may need besides its inputs."""
+
+    is_train: bool = False
+    device: Any = None  # torch.device
+
+
+# --- parameter types ---------------------------------------------------------------------------
+def _parse_bool(v):
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return bool(v)
+    if isinstance(v, str):
+        s = v.strip().lower()
+        if s in ("true", "1"):
+            return True
+        if s in ("false", "0"):
+            return False
+    raise ValueError(f"Invalid Input: '{v}', expected a boolean")
+
+
+def _parse_int(v):
+    if isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str):
+        return int(v.strip())
+    raise ValueError(f"Invalid Input: '{v}', expected an integer")
+
+
+def _parse_float(v):
+    if isinstance(v, str):
+        return float(v.strip())
+    return float(v)
+
+
+def _parse_shape(v):
+    if isinstance(v, str):
+        s = v.strip()
+        if s in ("", "None"):
+            return ()
+        v = ast.literal_eval(s)
+    if isinstance(v, (int, np.integer)):
+        return (int(v),)
+    return tuple(int(x) for x in v)
+
+
+def _parse_str(v):
+    return str(v)
+
+
+def _parse_dtype(v):
+    if v is None or (isinstance(v, str) and v == "None"):
+        return None
+    return dtype_np(v)
+
+
+def _parse_axis(v):
+    """``axis`` params: None, an int or a tuple of ints."""
+    if v is None:
+        return None
+    if isinstance(v, str):
+        s = v.strip()
+        if s in ("None", ""):
+            return None
+        v = ast.literal_eval(s)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    t = tuple(int(x) for x in v)
+    return t
+
+
+_PARSERS = {"int": _parse_int, "float": _parse_float, "bool": _parse_bool, "shape": _parse_shape,
+            "str": _parse_str, "dtype": _parse_dtype, "axis": _parse_axis}
+_TYPE_DOC = {"int": "int", "float": "float", "bool": "boolean", "shape": "Shape(tuple)",
+             "str": "string", "dtype": "dtype", "axis": "int or tuple of int"}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One typed operator parameter."""
+
+    name: str
+    type: str
+    default: Any = REQUIRED
+    doc: str = ""
+    choices: tuple | None = None
+    optional: bool = False  # None is accepted
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    def parse(self, value, opname: str):
+        if value is None or (self.optional and isinstance(value, str) and value == "None"):
+            if self.optional or self.default is None:
+                return None
+        try:
+            out = _PARSERS[self.type](value)
+        except (ValueError, TypeError, SyntaxError):
+            raise MXNetError(
+                f"Invalid Input: '{value}', expected {_TYPE_DOC[self.type]} for parameter "
+                f"'{self.name}' in operator {opname}") from None
+        if self.choices is not None and out not in self.choices:
+            valid = ", ".join(f"'{c}'" for c in sorted(self.choices))
+            raise MXNetError(f"Invalid Input: '{value}', valid values are: {{{valid}}}, in operator "
+                             f"{opname}(name=\"\", {self.name}=\"{value}\")")
+        return out
+
+    def doc_line(self) -> str:
+        kind = (("{" + ", ".join(repr(c) for c in self.choices) + "}") if self.choices
+                else _TYPE_DOC[self.type])
+        dflt = "required" if self.required else f"optional, default={self.default!r}"
+        return f"{self.name} : {kind}, {dflt}\n    {self.doc}"
+
+
+def _listify(v):
+    return v if callable(v) else (lambda p, _v=tuple(v): _v)
+
+
+def same_shape(p, ins, outs):
+    """Inference rule for ops whose inputs and outputs all share one shape."""
+    known = next((s for s in list(ins) + list(outs) if s is not None), None)
+    if known is None:
+        return ins, outs
+    for s in list(ins) + list(outs):
+        if s is not None and s != known:
+            raise ShapeError(f"Shape inconsistent, Provided = {_sh(s)}, inferred shape={_sh(known)}")
+    return [known] * len(ins), [known] * len(outs)
+
+
+def same_type(p, ins, outs):
+    """Inference rule: every input and output has the first known type."""
+    known = next((t for t in list(ins) + list(outs) if t is not None), None)
+    if known is None:
+        return ins, outs
+    for i, t in enumerate(ins):
+        if t is not None and t is not known and np.dtype(t) != np.dtype(known):
+            raise TypeInferError(f"at {i}-th input: expected {np.dtype(known).name}, got {np.dtype(t).name}")
+    return [known] * len(ins), [known] * len(outs)
+
+
+def _sh(s):
+    return "[" + ",".join(str(int(d)) for d in s) + "]"
+
+
+@dataclass
+class OpDef:
+    """One operator, defined once for NDArray, Symbol and the executor."""
+
+    name: str
+    forward: Callable
+    infer_shape: Callable
+    params: Sequence[Param] = ()
+    inputs: Any = ("data",)             # names, or fn(p) -> names (aux states not included)
+    aux: Any = ()                       # names, or fn(p) -> names
+    outputs: Any = ("output",)          # visible output names, or fn(p)
+    num_hidden_outputs: Any = 0         # int or fn(p)
+    infer_type: Callable = same_type
+    gradient: Callable | None = None
+    is_loss: bool = False               # ignores head gradients
+    hint: str | None = None             # auto-name prefix; lowercased name by default
+    aliases: Sequence[str] = ()
+    doc: str = ""
+    key_var_num_args: str | None = None  # variadic ops: the param counting inputs
+    mutates_aux: bool = False
+    no_grad_inputs: Sequence[str] = ()   # inputs that never get a gradient (labels)
+    public: bool = True                 # exported as mx.nd.X / mx.sym.X
+    param_map: dict = field(init=False)
+
+    def __post_init__(self):
+        self.param_map = {prm.name: prm for prm in self.params}
+        self._inputs = _listify(self.inputs)
+        self._aux = _listify(self.aux)
+        self._outputs = _listify(self.outputs)
+        nh = self.num_hidden_outputs
+        self._nhidden = nh if callable(nh) else (lambda p, _n=nh: _n)
+        if self.hint is None:
+            self.hint = self.name.lower()
+        self.static_arity = not (callable(self.inputs) or callable(self.outputs) or
+                                 callable(self.aux) or callable(self.num_hidden_outputs))
+        if self.static_arity:
+            self._n_in, self._n_out = len(self.inputs), len(self.outputs)
+
+    # --- arity ----------------------------------------------------------------------------
+    def list_inputs(self, p) -> list:
+        return list(self._inputs(p))
+
+    def list_aux(self, p) -> list:
+        return list(self._aux(p))
+
+    def list_outputs(self, p) -> list:
+        return list(self._outputs(p))
+
+    def num_visible_outputs(self, p) -> int:
+        return len(self._outputs(p))
+
+    def num_outputs(self, p) -> int:
+        return len(self._outputs(p)) + self._nhidden(p)
+
+    # --- parameters -----------------------------------------------------------------------
+    def parse_params(self, kwargs: dict, node_name: str = "") -> tuple[Params, dict]:
+        """Parse user params; returns (full parsed Params, the given ones as MXNet strings)."""
+        p = Params()
+        given = {}
+        for key, val in kwargs.items():
+            prm = self.param_map.get(key)
+            if prm is None:
+                raise MXNetError(
+                    f"Cannot find argument '{key}', Possible Arguments:\n----------------\n"
+                    + "\n".join(x.doc_line() for x in self.params)
+                    + f"\n, in operator {self.name}(name=\"{node_name}\", {key}=\"{val}\")")
+            p[key] = prm.parse(val, self.name)
+            given[key] = val if isinstance(val, str) else _mx_str(val)
+        for prm in self.params:
+            if prm.name not in p:
+                if prm.required:
+                    raise MXNetError(
+                        f"Required parameter {prm.name} of {_TYPE_DOC[prm.type]} is not presented, "
+                        f"in operator {self.name}(name=\"{node_name}\""
+                        + "".join(f", {k}=\"{v}\"" for k, v in given.items()) + ")")
+                p[prm.name] = prm.default
+        return p, given
+
+    def signature_doc(self) -> str:
+        lines = [self.doc.strip() or self.name, "", "Parameters", "----------"]
+        if not callable(self.inputs):
+            lines += [f"{n} : NDArray or Symbol\n    Input {n}." for n in self.inputs]
+        else:
+            lines += ["*args : NDArray or Symbol\n    Input arrays."]
+        lines += [prm.doc_line() for prm in self.params]
+        return "\n".join(lines)
+
+
+def _mx_str(v) -> str:
+    """The string MXNet stores for a Python parameter value (``str(value)``)."""
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, np.generic):
+        return str(v.item())
+    if isinstance(v, list):
+        return str(tuple(v))
+    if isinstance(v, type) and issubclass(v, np.generic):
+        return np.dtype(v).name
+    if isinstance(v, np.dtype):
+        return v.name
+    return str(v)
+
+
+_REGISTRY: dict[str, OpDef] = {}
+
+
+def register(op: OpDef) -> OpDef:
+    for name in (op.name, *op.aliases):
+        if name in _REGISTRY:
+            raise MXNetError(f"operator {name} registered twice")
+        _REGISTRY[name] = op
+    return op
+
+
+def get(name: str) -> OpDef:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise MXNetError(f"Cannot find operator {name}") from None
+
+
+def find(name: str) -> OpDef | None:
+    return _REGISTRY.get(name)
+
+
+def all_ops() -> dict[str, OpDef]:
+    """Every registered name (aliases included) -> OpDef."""
+    return dict(_REGISTRY)

@@ -1,0 +1,125 @@
+"""MXNet's JSON graph layout: ``{"nodes", "arg_nodes", "node_row_ptr", "heads", "attrs"}``."""
+from __future__ import annotations
+
+import json
+
+from ..base import MXNetError
+from ..ops import registry as _reg
+from .node import Node, topo_order
+from .scope import HIDDEN_KEYS
+from .symbol import Symbol
+
+MXNET_VERSION = 10901
+
+
+def to_json(sym: Symbol) -> str:
+    nodes = topo_order(sym._outputs)
+    index = {id(n): i for i, n in enumerate(nodes)}
+    out_nodes, arg_nodes, row_ptr = [], [], [0]
+    for i, n in enumerate(nodes):
+        entry = {"op": "null" if n.op is None else n.op.name, "name": n.name}
+        attrs = dict(n.given)
+        attrs.update(n.attrs)
+        if attrs:
+            entry["attrs"] = {k: str(v) for k, v in attrs.items()}
+        nargs = n.num_args
+        entry["inputs"] = [[index[id(s)], k, 1 if (j >= nargs and s.op is None) else 0]
+                           for j, (s, k) in enumerate(n.inputs)]
+        out_nodes.append(entry)
+        if n.op is None:
+            arg_nodes.append(i)
+        row_ptr.append(row_ptr[-1] + n.num_outputs)
+    doc = {"nodes": out_nodes, "arg_nodes": arg_nodes, "node_row_ptr": row_ptr,
+           "heads": [[index[id(n)], k, 0] for n, k in sym._outputs],
+           "attrs": {"mxnet_version": ["int", MXNET_VERSION]}}
+    return _dump(doc)
+
+
+def _seq(open_, close, items, depth, multi):
+    """dmlc::JSONWriter layout: items joined by ", ", one per line (indent 2*depth) if multi."""
+    out = open_
+    for k, item in enumerate(items):
+        if k:
+            out += ", "
+        if multi:
+            out += "\n" + " " * (2 * depth)
+        out += item
+    if multi:
+        out += "\n" + " " * (2 * (depth - 1))
+    return out + close
+
+
+def _ints(values, depth):
+    # dmlc writes vectors on several lines when they hold more than 10 items.
+    return _seq("[", "]", [str(v) for v in values], depth, len(values) > 10)
+
+
+def _entries(entries, depth):
+    return _seq("[", "]", [_seq("[", "]", [str(x) for x in e], 0, False) for e in entries],
+                depth, len(entries) > 10)
+
+
+def _dump(doc) -> str:
+    """Serialise exactly like MXNet 1.9.1 (nnvm's JSON through dmlc::JSONWriter)."""
+    enc = lambda o: json.dumps(o, ensure_ascii=False)  # noqa: E731
+    nodes = []
+    for n in doc["nodes"]:
+        items = [f'"op": {enc(n["op"])}', f'"name": {enc(n["name"])}']
+        if "attrs" in n:
+            attrs = sorted(n["attrs"].items())
+            items.append('"attrs": ' + _seq("{", "}", [f"{enc(k)}: {enc(v)}" for k, v in attrs], 4,
+                                            len(attrs) > 1))
+        items.append('"inputs": ' + _entries(n["inputs"], 4))
+        nodes.append(_seq("{", "}", items, 3, True))
+    top = ['"nodes": ' + _seq("[", "]", nodes, 2, True),
+           '"arg_nodes": ' + _ints(doc["arg_nodes"], 2),
+           '"node_row_ptr": ' + _ints(doc["node_row_ptr"], 2),
+           '"heads": ' + _entries(doc["heads"], 2),
+           '"attrs": {"mxnet_version": ["int", ' + str(doc["attrs"]["mxnet_version"][1]) + "]}"]
+    return _seq("{", "}", top, 1, True)
+
+
+def from_json(text: str) -> Symbol:
+    try:
+        doc = json.loads(text)
+    except (ValueError, TypeError) as e:
+        raise MXNetError(f"invalid symbol JSON: {e}") from None
+    if not isinstance(doc, dict) or "nodes" not in doc or "heads" not in doc:
+        raise MXNetError("invalid symbol JSON: expected an object with 'nodes' and 'heads'")
+    built: list[Node] = []
+    for i, jn in enumerate(doc["nodes"]):
+        try:
+            opname, name = jn["op"], jn["name"]
+            raw_inputs = jn.get("inputs", [])
+        except (KeyError, TypeError):
+            raise MXNetError(f"invalid symbol JSON: node {i} lacks 'op' or 'name'") from None
+        # MXNet < 1.0 stored params under "param" and user attrs under "attr".
+        attrs = dict(jn.get("attrs", {}) or {})
+        attrs.update(jn.get("attr", {}) or {})
+        attrs = {(f"__{k}__" if k in HIDDEN_KEYS else k): str(v) for k, v in attrs.items()}
+        params_in = dict(jn.get("param", {}) or {})
+        inputs = []
+        for inp in raw_inputs:
+            src, k = int(inp[0]), int(inp[1])
+            if not 0 <= src < i:
+                raise MXNetError(f"invalid symbol JSON: node {name} refers to node {src}, "
+                                 "which is not before it")
+            inputs.append((built[src], k))
+        if opname == "null":
+            built.append(Node(None, name, attrs={k: str(v) for k, v in attrs.items()}))
+            continue
+        op = _reg.find(opname)
+        if op is None:
+            raise MXNetError(f"Cannot find operator {opname} (node {name}) in this version of neomx")
+        for k in list(attrs):
+            if k in op.param_map:
+                params_in[k] = attrs.pop(k)
+        p, given = op.parse_params(params_in, name)
+        node = Node(op, name, p, given, attrs, tuple(inputs))
+        want = len(op.list_inputs(p)) + len(op.list_aux(p))
+        if len(inputs) != want:
+            raise MXNetError(f"invalid symbol JSON: operator {opname} (node {name}) has "
+                             f"{len(inputs)} inputs, expected {want}")
+        built.append(node)
+    heads = [(built[int(h[0])], int(h[1])) for h in doc["heads"]]
+    return Symbol(heads)
