@@ -113,7 +113,8 @@ def build_gradient(nodes, heads, shapes, types, wrt, head_grads):
         if all(g is None for g in ograds) and not n.op.is_loss:
             continue
         if n.op.gradient is None:
-            continue
+            raise MXNetError(f"Operator {n.op.name} is non-differentiable because it didn't register "
+                             f"FGradient attribute (node {n.name}).")
         ograds = [g if g is not None else F.zeros_like(outs[i]) for i, g in enumerate(ograds)]
         ins = [handle(s, i) for s, i in n.inputs]
         nargs = n.num_args

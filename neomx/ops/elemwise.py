@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .registry import OpDef, Param, ShapeError, register, same_shape, same_type, _sh
+from .registry import OpDef, Param, ShapeError, register, same_shape, same_type, zero_gradient, _sh
 
 _FLOAT_TYPES = (torch.float16, torch.float32, torch.float64, torch.bfloat16)
 
@@ -82,7 +82,7 @@ def _binary_forward(fn):
 
 def _binary_gradient(rule, broadcast):
     if rule is None:
-        return None
+        return zero_gradient
 
     def gradient(F, p, ins, outs, ograds):
         a, b = ins
@@ -156,7 +156,8 @@ _SCALAR = [
     ("_rpower_scalar", "_rpower_scalar", lambda x, s: torch.pow(s, x),
      lambda F, x, y, g, s: F._mul_scalar(F.elemwise_mul(g, y), scalar=float(np.log(s)))),
     ("_mod_scalar", "_modscalar", _mod, lambda F, x, y, g, s: g),
-    ("_rmod_scalar", "_rmodscalar", lambda x, s: _mod(torch.full_like(x, s), x), None),
+    ("_rmod_scalar", "_rmodscalar", lambda x, s: _mod(torch.full_like(x, s), x),
+     lambda F, x, y, g, s: F.negative(F.elemwise_mul(g, F.floor(F._rdiv_scalar(x, scalar=s))))),
     ("_maximum_scalar", "_maximumscalar", lambda x, s: torch.clamp(x, min=s),
      lambda F, x, y, g, s: F.elemwise_mul(g, F._greater_equal_scalar(x, scalar=s))),
     ("_minimum_scalar", "_minimumscalar", lambda x, s: torch.clamp(x, max=s),
@@ -180,7 +181,7 @@ def _scalar_forward(fn):
 
 def _scalar_gradient(rule):
     if rule is None:
-        return None
+        return zero_gradient
     return lambda F, p, ins, outs, ograds: [rule(F, ins[0], outs[0], ograds[0], p.scalar)]
 
 
@@ -228,7 +229,7 @@ def _unary_forward(fn):
 
 def _unary_gradient(rule):
     if rule is None:
-        return None
+        return zero_gradient
     return lambda F, p, ins, outs, ograds: [rule(F, ins[0], outs[0], ograds[0])]
 
 
@@ -239,12 +240,12 @@ for _name, _fn, _rule in _UNARY:
                    doc=f"Elementwise ``{_name.strip('_')}``."))
 
 register(OpDef("BlockGrad", lambda p, ins, oc: ins[0], same_shape, aliases=("stop_gradient",),
-               gradient=lambda F, p, ins, outs, ograds: [None],
+               gradient=zero_gradient,
                doc="Identity whose gradient is zero."))
 register(OpDef("zeros_like", lambda p, ins, oc: torch.zeros_like(ins[0]), same_shape,
-               gradient=lambda F, p, ins, outs, ograds: [None], doc="An array of zeros shaped like the input."))
+               gradient=zero_gradient, doc="An array of zeros shaped like the input."))
 register(OpDef("ones_like", lambda p, ins, oc: torch.ones_like(ins[0]), same_shape,
-               gradient=lambda F, p, ins, outs, ograds: [None], doc="An array of ones shaped like the input."))
+               gradient=zero_gradient, doc="An array of ones shaped like the input."))
 
 
 # --- add_n ---------------------------------------------------------------------------------------

@@ -131,9 +131,7 @@ _SOFTMAX_PARAMS = (
 def _softmax_label_shape(p, data):
     if p.multi_output:
         return (data[0],) + tuple(data[2:])
-    if p.preserve_shape:
-        return tuple(data[:-1])
-    return (data[0],)
+    return tuple(data[:-1])
 
 
 def _softmax_infer_shape(p, ins, outs):
@@ -188,8 +186,10 @@ def _softmax_backward(p, ins, oc):
         target = label.movedim(1, -1).reshape(-1, k) if p.multi_output else label.reshape(-1, k)
         grad = (prob - target.to(prob.dtype)) * p.grad_scale
         return _unflatten_like(grad, out, p)
-    lab = label.reshape(-1).to(torch.int64)
     lab_f = label.reshape(-1)
+    if lab_f.numel() > prob.shape[0]:  # N-D data flattened to (N, K): row i reads label.flat[i]
+        lab_f = lab_f[:prob.shape[0]]
+    lab = lab_f.to(torch.int64)
     grad = prob.clone()
     valid_onehot = (lab >= 0) & (lab < k)
     rows = torch.nonzero(valid_onehot, as_tuple=True)[0]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from .registry import OpDef, Param, ShapeError, register, _sh
+from .registry import OpDef, Param, ShapeError, register, zero_gradient, _sh
 
 _REDUCE_PARAMS = (
     Param("axis", "axis", None, "The axis or axes along which to perform the reduction.", optional=True),
@@ -94,13 +94,24 @@ for _name, _fn, _grad, _aliases in (
         ("mean", lambda x, a, k: torch.mean(x, dim=a, keepdim=k), _mean_grad, ()),
         ("max", _torch_max, _extreme_grad, ("max_axis",)),
         ("min", _torch_min, _extreme_grad, ("min_axis",)),
-        ("prod", lambda x, a, k: _prod_axes(x, a, k), None, ()),
-        ("nansum", lambda x, a, k: torch.nansum(x, dim=a, keepdim=k), None, ()),
+        ("prod", lambda x, a, k: _prod_axes(x, a, k), lambda F, p, i, o, g: _prod_grad(F, p, i, o, g), ()),
+        ("nansum", lambda x, a, k: torch.nansum(x, dim=a, keepdim=k), lambda F, p, i, o, g: _nansum_grad(F, p, i, o, g), ()),
 ):
     register(OpDef(_name, _reduce_forward(_fn), _reduce_infer_shape, params=_REDUCE_PARAMS,
                    gradient=_grad, aliases=_aliases,
                    doc=f"Computes the {_name} of array elements over given axes.\n\n"
                        "A reduction over every axis returns shape ``(1,)``."))
+
+
+def _prod_grad(F, p, ins, outs, ograds):
+    g, _ = _expand_back(F, p, ograds[0], ins[0])
+    y, _ = _expand_back(F, p, outs[0], ins[0])
+    return [F.elemwise_mul(g, F.elemwise_div(y, ins[0]))]
+
+
+def _nansum_grad(F, p, ins, outs, ograds):
+    g, _ = _expand_back(F, p, ograds[0], ins[0])
+    return [F.elemwise_mul(g, F._equal(ins[0], ins[0]))]
 
 
 def _prod_axes(x, axes, keep):
@@ -182,15 +193,14 @@ def _first_argmin(x, dim):
 
 
 register(OpDef("argmax", _arg_forward(_first_argmax), _arg_infer_shape, params=_ARG_PARAMS,
-               gradient=lambda F, p, ins, outs, ograds: [None],
+               gradient=zero_gradient,
                doc="Returns indices of the maximum values along an axis (as floats, like the input)."))
 register(OpDef("argmin", _arg_forward(_first_argmin), _arg_infer_shape, params=_ARG_PARAMS,
-               gradient=lambda F, p, ins, outs, ograds: [None],
+               gradient=zero_gradient,
                doc="Returns indices of the minimum values along an axis."))
 register(OpDef(
     "argmax_channel", lambda p, ins, oc: torch.argmax(ins[0], dim=1).to(ins[0].dtype),
     lambda p, ins, outs: (ins, [None if ins[0] is None else (ins[0][0],) + tuple(ins[0][2:])]),
-    gradient=lambda F, p, ins, outs, ograds: [None],
     doc="Returns argmax indices of each channel (axis 1) from the input array."))
 
 

@@ -32,7 +32,7 @@ import numpy as np
 from ..base import MXNetError, dtype_np
 
 __all__ = ["Param", "Params", "OpDef", "OpContext", "ShapeError", "TypeInferError", "register",
-           "get", "find", "all_ops", "REQUIRED", "same_shape", "same_type"]
+           "get", "find", "all_ops", "REQUIRED", "same_shape", "same_type", "zero_gradient"]
 
 REQUIRED = object()
 
@@ -202,6 +202,11 @@ def same_type(p, ins, outs):
         if t is not None and t is not known and np.dtype(t) != np.dtype(known):
             raise TypeInferError(f"at {i}-th input: expected {np.dtype(known).name}, got {np.dtype(t).name}")
     return [known] * len(ins), [known] * len(outs)
+
+
+def zero_gradient(F, p, ins, outs, ograds):
+    """Gradient rule of ops whose gradient is defined as zero (comparisons, argmax, BlockGrad)."""
+    return [F.zeros_like(x) for x in ins]
 
 
 def _sh(s):
