@@ -1,6 +1,8 @@
 """Operator definitions: importing this package registers every operator."""
 from . import registry
 from . import elemwise, nn, reduce, shape, random  # noqa: F401  (registration side effects)
+from . import conv, norm  # noqa: F401  Convolution, Pooling; BatchNorm, Dropout, LeakyReLU, Embedding
+from . import matrix, softmax, loss  # noqa: F401  Concat, split, transpose, ...; softmax; loss heads
 from .registry import OpDef, OpContext, Param, Params, get, find, all_ops, register
 
 __all__ = ["registry", "OpDef", "OpContext", "Param", "Params", "get", "find", "all_ops", "register"]
