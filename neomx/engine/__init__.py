@@ -1,68 +1,63 @@
 """The execution engine: every NDArray operation and executor run is pushed through here.
 
-``push(fn, reads, writes, ctx)`` schedules ``fn`` once all earlier writers of ``reads`` and
-earlier readers/writers of ``writes`` are done (MXNet's read/write dependency rule); ``wait_for``
-and ``wait_all`` block until the given variables, or everything, are computed.
+``push(fn, reads, writes, ctx, asynchronous=False)`` runs ``fn`` once every earlier write to the
+arrays in ``reads``, and every earlier read or write of the arrays in ``writes``, is done
+(MXNet's dependency rule); ``wait_for(array)`` and ``wait_all()`` block until the given array, or
+everything, is computed, and re-raise errors of asynchronous work there, as MXNet does.
 
-This engine (``NaiveEngine``) runs each push at once on the calling thread, which satisfies that
-rule trivially; device kernels still run asynchronously where torch does (CUDA streams), and
-``wait_all`` synchronises them. An asynchronous per-device engine can replace it behind the same
-interface (``set_engine``).
+Two engines implement it (``MXNET_ENGINE_TYPE`` picks one at import, as in MXNet):
+
+* ``ThreadedEngine`` (default): asynchronous pushes (executor forward/backward) run on one worker
+  thread per device, in push order per device, so several devices compute at once; other pushes
+  run on the calling thread after their dependencies.
+* ``NaiveEngine``: everything runs at once on the calling thread (for debugging).
 """
 from __future__ import annotations
 
-import contextvars
+import os
 
-import torch
+from .base import Var
+from .naive import NaiveEngine
+from .threaded import ThreadedEngine
 
-__all__ = ["Var", "NaiveEngine", "push", "wait_for", "wait_all", "get_engine", "set_engine"]
-
-
-class Var:
-    """A dependency token; each NDArray's storage has one."""
-
-    __slots__ = ("__weakref__",)
+__all__ = ["Var", "NaiveEngine", "ThreadedEngine", "push", "wait_for", "wait_all", "get_engine",
+           "set_engine", "reset_engine"]
 
 
-class NaiveEngine:
-    """Synchronous engine: runs each pushed function immediately."""
-
-    def push(self, fn, reads=(), writes=(), ctx=None):
-        return fn()
-
-    def wait_for(self, var):
-        pass
-
-    def wait_all(self):
-        if torch.cuda.is_available() and torch.cuda.is_initialized():
-            for i in range(torch.cuda.device_count()):
-                torch.cuda.synchronize(i)
+def _default_engine():
+    kind = os.environ.get("MXNET_ENGINE_TYPE", "ThreadedEnginePerDevice")
+    return NaiveEngine() if kind == "NaiveEngine" else ThreadedEngine()
 
 
-_engine: contextvars.ContextVar = contextvars.ContextVar("neomx_engine", default=NaiveEngine())
+_state = {"engine": _default_engine()}
 
 
 def get_engine():
-    return _engine.get()
+    return _state["engine"]
 
 
 def set_engine(engine):
-    """Install ``engine`` for the current context; returns a token for ``reset_engine``."""
-    return _engine.set(engine)
+    """Install ``engine`` (after finishing the current one's work); returns the previous one."""
+    prev = _state["engine"]
+    prev.wait_all()
+    _state["engine"] = engine
+    return prev
 
 
-def reset_engine(token):
-    _engine.reset(token)
+def reset_engine(prev):
+    set_engine(prev)
 
 
-def push(fn, reads=(), writes=(), ctx=None):
-    """Schedule ``fn()`` after its dependencies; returns what ``fn`` returns when run eagerly."""
-    return _engine.get().push(fn, reads, writes, ctx)
+def push(fn, reads=(), writes=(), ctx=None, asynchronous=False):
+    """Schedule ``fn()`` after its dependencies; inline pushes return what ``fn`` returns."""
+    return _state["engine"].push(fn, reads, writes, ctx, asynchronous)
 
 
-def wait_for(var):
-    _engine.get().wait_for(var)
+def wait_for(array):
+    """Block until pending writes to ``array`` are done (raising their errors)."""
+    _state["engine"].wait_for(array)
 
 
 def wait_all():
-    _engine.get().wait_all()
+    """Block until all pushed work is done (raising the first error of asynchronous work)."""
+    _state["engine"].wait_all()

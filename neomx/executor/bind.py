@@ -1,8 +1,6 @@
 """``simple_bind`` and ``bind``: infer, allocate, attach gradients, build the Executor."""
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import torch
 
@@ -58,20 +56,20 @@ def simple_bind(symbol, ctx: Context, grad_req="write", type_dict=None, group2ct
     unknown = [k for k in kwargs if k not in inputs]
     shapes = {k: v for k, v in kwargs.items() if k in inputs}
     try:
-        arg_shapes, _, aux_shapes = symbol.infer_shape_partial(**shapes)
-        incomplete = [n for n, s in zip(arg_names, arg_shapes) if not s or 0 in s]
-        if incomplete or any(not s or 0 in s for s in aux_shapes):
-            hint = (f"; unknown argument name(s) {unknown} were ignored (arguments are {arg_names})"
+        _, arg_shapes, _, aux_shapes = symbol._infer("shape", (), shapes)
+        names = arg_names + symbol.list_auxiliary_states()
+        if not all(s is not None and 0 not in s for s in arg_shapes + aux_shapes):
+            listing = "".join(f"{n}: {tuple(s) if s is not None else None}, "
+                              for n, s in zip(names, arg_shapes + aux_shapes))
+            hint = (f"\n(neomx: shapes given for unknown argument(s) {unknown} were ignored)"
                     if unknown else "")
-            raise MXNetError(f"cannot decide the shape of {incomplete or 'the auxiliary states'}: "
-                             f"provide them as input{hint}")
+            raise MXNetError("InferShape pass cannot decide shapes for the following arguments (-1 means "
+                             "unknown dimensions). Please consider providing them as inputs:\n"
+                             + listing.rstrip(" ") + hint)
         types = {k: v for k, v in (type_dict or {}).items() if k in inputs}
-        arg_types, _, aux_types = symbol.infer_type_partial(**types)
+        _, arg_types, _, aux_types = symbol._infer("type", (), types)
     except MXNetError as e:
         raise MXNetError("simple_bind error. Arguments:\n" + _describe(kwargs) + str(e)) from None
-    if unknown:
-        warnings.warn(f"simple_bind: ignoring shapes for unknown argument(s) {unknown}; "
-                      f"arguments are {arg_names}", stacklevel=3)
     arg_types = [t if t is not None else np.float32 for t in arg_types]
     aux_types = [t if t is not None else np.float32 for t in aux_types]
     reqs = _grad_reqs(grad_req, arg_names)
@@ -141,7 +139,7 @@ def bind(symbol, ctx: Context, args, args_grad=None, grad_req="write", aux_state
         reqs = ["null"] * len(arg_names)
     try:
         shapes = {n: a.shape for n, a in zip(arg_names + aux_names, arg_list + aux_list)}
-        symbol.infer_shape_partial(**shapes)
+        symbol._infer("shape", (), shapes)
     except MXNetError as e:
         raise MXNetError("bind error. Arguments:\n" + _describe(shapes) + str(e)) from None
     return Executor(symbol, ctx, arg_list, grad_list, reqs, aux_list, grads_given=grads_given)

@@ -90,6 +90,7 @@ class Executor:
 
         # Forward plan first (assigns slots to forward entries), then the backward plan.
         fwd = Plan(nodes, slot_of, keep=())
+        fwd_slots = set(range(len(slot_of)))  # variables, head grads and forward values
         self._out_slots = [slot_of[(id(n), i)] for n, i in heads]
         bwd = Plan(bwd_nodes, slot_of, keep=())
         self._grad_slots = []
@@ -100,7 +101,8 @@ class Executor:
         bwd_reads |= {s for s in self._grad_slots if s is not None}
         keep_fwd = set(self._var_slots) | set(self._out_slots) | bwd_reads
         fwd._plan_frees(keep_fwd)
-        bwd._plan_frees(set(self._var_slots) | {s for s in self._grad_slots if s is not None})
+        # Forward values stay alive after backward: backward may run again (grad_req='add').
+        bwd._plan_frees(fwd_slots | {s for s in self._grad_slots if s is not None})
         self._fwd, self._bwd = fwd, bwd
         self._hg_slots = [slot_of[(id(hg), 0)] for hg in self._head_grad_nodes]
         self._is_loss_head = [n.op is not None and n.op.is_loss for n, _ in heads]
@@ -143,8 +145,9 @@ class Executor:
                     raise ValueError(f"Shape not match! Argument {name}, need: {dst.shape}, "
                                      f"received: {shape}")
                 dst[:] = value
-        engine.push(lambda: self._run_forward(bool(is_train)),
-                    reads=self.arg_arrays, writes=self.outputs + self.aux_arrays, ctx=self._ctx)
+        engine.push(lambda: self._run_forward(bool(is_train)), reads=self.arg_arrays,
+                    writes=self.outputs + self.aux_arrays, ctx=self._ctx,
+                    asynchronous=self._monitor is None)  # monitor callbacks run during forward
         return self.outputs
 
     def _run_forward(self, is_train):
@@ -153,12 +156,8 @@ class Executor:
             vals[s] = a._data
         oc = OpContext(is_train=is_train, device=self._ctx.torch_device)
         self._fwd.run(vals, oc, self._monitor_step if self._monitor else None)
-        var_ptrs = {vals[s].data_ptr() for s in self._var_slots}
         for out, s in zip(self.outputs, self._out_slots):
-            t = vals[s]
-            if t.data_ptr() in var_ptrs:  # an output aliasing an argument gets its own copy
-                t = t.clone()
-            out._data = t
+            out._data.copy_(vals[s])  # outputs keep their storage: references stay valid
         if self._monitor and self._monitor_all:
             for name, a in zip(self._arg_names, self.arg_arrays):
                 self._monitor(name.encode(), a)
@@ -173,8 +172,9 @@ class Executor:
             return
         heads = self._normalise_out_grads(out_grads)
         engine.push(lambda: self._run_backward(heads, is_train),
-                    reads=self.arg_arrays + self.outputs, writes=[g for g in self._grad_list if g is not None],
-                    ctx=self._ctx)
+                    reads=self.arg_arrays + self.outputs + [g for g in heads if g is not None],
+                    writes=[g for g in self._grad_list if g is not None] + self.aux_arrays,
+                    ctx=self._ctx, asynchronous=True)
 
     def _normalise_out_grads(self, out_grads):
         n = len(self._hg_slots)

@@ -1,24 +1,14 @@
-"""Shape and type inference over a graph, in both directions, until nothing changes."""
+"""Shape and type inference over a graph, in both directions, until nothing changes.
+
+Shapes are tuples where 0 is an unknown dimension (MXNet 1.x convention) and None an unknown
+shape; operator rules see partially known shapes and fill in what they can.
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from ..base import MXNetError, dtype_from_code, parse_shape
-from ..ops.registry import ShapeError, TypeInferError, _sh
-
-
-def _merge_shape(old, new):
-    """Combine two views of one shape; 0 dims are unknown. Returns merged or raises."""
-    if old is None:
-        return tuple(new)
-    if new is None:
-        return old
-    old, new = tuple(old), tuple(new)
-    if old == new:
-        return old
-    if len(old) == len(new) and all(a == b or a == 0 or b == 0 for a, b in zip(old, new)):
-        return tuple(a if a else b for a, b in zip(old, new))
-    raise ShapeError(f"Shape inconsistent, Provided = {_sh(old)}, inferred shape={_sh(new)}")
+from ..ops.registry import ShapeError, TypeInferError, merge_shape, _sh
 
 
 def _merge_type(old, new):
@@ -26,7 +16,25 @@ def _merge_type(old, new):
         return new
     if new is None or np.dtype(old) == np.dtype(new):
         return old
-    raise TypeInferError(f"expected {np.dtype(old).name}, got {np.dtype(new).name}")
+    return False  # conflict
+
+
+def _merge(kind, old, new):
+    if kind == "shape":
+        return merge_shape(old, new) if (old is not None or new is not None) else None
+    return _merge_type(old, new)
+
+
+def _conflict(kind, old, new, node, pos, is_input):
+    if kind == "shape":
+        if is_input:
+            return (f"Error in operator {node}: Shape inconsistent, Provided = {_sh(old)}, "
+                    f"inferred shape={_sh(new)}")
+        return (f"Error in operator {node}: Incompatible attr in node {node} at {pos}-th output: "
+                f"expected {_sh(old)}, got {_sh(new)}")
+    where = "input" if is_input else "output"
+    return (f"Error in operator {node}: Incompatible attr in node {node} at {pos}-th {where}: "
+            f"expected {np.dtype(old).name}, got {np.dtype(new).name}")
 
 
 def variable_hint(node, kind):
@@ -45,72 +53,57 @@ def infer(nodes, known: dict, kind: str = "shape") -> dict:
     """Infer every entry's shape (``kind='shape'``) or dtype (``'type'``).
 
     ``nodes`` is a topological order; ``known`` maps variable-node ids to given values. Returns a
-    dict ``(id(node), index) -> value`` (value None where undecidable). Errors are MXNetError
-    "Error in operator <name>: ...".
+    dict ``(id(node), index) -> value`` (None, or a shape with 0s, where undecidable). Errors are
+    MXNetError "Error in operator <name>: ...".
     """
-    merge = _merge_shape if kind == "shape" else _merge_type
     vals: dict = {}
     for n in nodes:
         if n.op is None:
             given = known.get(id(n))
             hint = variable_hint(n, kind)
-            try:
-                v = merge(hint, given) if given is not None else hint
-            except MXNetError as e:
-                raise MXNetError(f"Error in operator {n.name}: {e}") from None
+            v = _merge(kind, hint, given)
+            if v is None and given is not None and hint is not None or v is False:
+                raise MXNetError(_conflict(kind, hint, given, n.name, 0, True))
             vals[(id(n), 0)] = v
     for _ in range(len(nodes) + 2):
         changed = False
         for n in list(nodes) + list(reversed(nodes)):
-            if n.op is not None and _step(n, vals, merge, kind):
+            if n.op is not None and _step(n, vals, kind):
                 changed = True
         if not changed:
             break
     return vals
 
 
-def _usable(v, kind):
-    if kind == "shape" and v is not None and any(d == 0 for d in v):
-        return None
-    return v
+def _complete(kind, v):
+    return v is not None and (kind != "shape" or all(d > 0 for d in v))
 
 
-def _step(n, vals, merge, kind) -> bool:
+def _step(n, vals, kind) -> bool:
     nout = n.num_outputs
-    ins = [_usable(vals.get((id(s), i)), kind) for s, i in n.inputs]
-    outs = [_usable(vals.get((id(n), i)), kind) for i in range(nout)]
-    if kind == "shape" and all(v is not None for v in ins) and all(v is not None for v in outs):
+    ins = [vals.get((id(s), i)) for s, i in n.inputs]
+    outs = [vals.get((id(n), i)) for i in range(nout)]
+    if all(_complete(kind, v) for v in ins) and all(_complete(kind, v) for v in outs):
         return False
     rule = n.op.infer_shape if kind == "shape" else n.op.infer_type
     try:
-        new_ins, new_outs = rule(n.params, ins, outs)
+        new_ins, new_outs = rule(n.params, list(ins), list(outs))
     except (ShapeError, TypeInferError) as e:
-        raise MXNetError(f"Error in operator {n.name}: {e}") from None
+        if kind == "shape" and any(v is not None and 0 in v for v in ins):
+            return False  # not decidable yet with unknown dims
+        raise MXNetError(f"Error in operator {n.name}: " + str(e).replace("{node}", n.name)) from None
     changed = False
-    try:
-        for (s, i), v in zip(n.inputs, new_ins):
-            key = (id(s), i)
+    new_outs = list(new_outs) + [None] * (nout - len(new_outs))
+    for is_input, keys, news in ((True, [(id(s), i) for s, i in n.inputs], new_ins),
+                                 (False, [(id(n), i) for i in range(nout)], new_outs)):
+        for pos, (key, v) in enumerate(zip(keys, news)):
+            if v is None:
+                continue
             old = vals.get(key)
-            m = merge(old, v)
-            if m is not None and (old is None or tuple_ne(old, m)):
+            m = _merge(kind, old, v)
+            if m is None or m is False:
+                raise MXNetError(_conflict(kind, old, v, n.name, pos, is_input))
+            if old is None or (kind == "shape" and tuple(old) != tuple(m)):
                 vals[key] = m
                 changed = True
-        for i, v in enumerate(list(new_outs) + [None] * (nout - len(new_outs))):
-            key = (id(n), i)
-            old = vals.get(key)
-            m = merge(old, v)
-            if m is not None and (old is None or tuple_ne(old, m)):
-                vals[key] = m
-                changed = True
-    except TypeInferError as e:
-        pos = next((k for k, (s, i) in enumerate(n.inputs)), 0)
-        raise MXNetError(f"Error in operator {n.name}: Incompatible attr in node {n.name} at {pos}-th input: {e}") from None
-    except ShapeError as e:
-        raise MXNetError(f"Error in operator {n.name}: {e}") from None
     return changed
-
-
-def tuple_ne(a, b):
-    if isinstance(a, tuple) or isinstance(b, tuple):
-        return tuple(a) != tuple(b)
-    return np.dtype(a) != np.dtype(b)

@@ -65,9 +65,10 @@ def array(source_array, ctx=None, dtype=None) -> NDArray:
     unless ``dtype`` is given)."""
     ctx = _ctx(ctx)
     if isinstance(source_array, NDArray):
-        dt = dtype if dtype is not None else source_array.dtype
-        src = source_array._data
-        return from_torch(src.to(device=ctx.torch_device, dtype=dtype_torch(dt), copy=True), ctx)
+        dt = dtype_torch(dtype if dtype is not None else source_array.dtype)
+        src, dev = source_array._data, ctx.torch_device
+        return from_torch(engine.push(lambda: src.to(device=dev, dtype=dt, copy=True),
+                                      reads=(source_array,)), ctx)
     if isinstance(source_array, torch.Tensor):
         src = source_array.detach()
         dt = dtype_torch(dtype) if dtype is not None else src.dtype
@@ -76,7 +77,7 @@ def array(source_array, ctx=None, dtype=None) -> NDArray:
         arr = np.asarray(source_array, dtype=dtype_np(dtype) if dtype is not None else None)
     except (TypeError, ValueError) as e:
         raise TypeError(f"source_array must be array like object: {e}") from None
-    arr = np.ascontiguousarray(arr, dtype=dtype_np(dtype) if dtype is not None else np.float32)
+    arr = np.array(arr, dtype=dtype_np(dtype) if dtype is not None else np.float32, order="C")
     dev = ctx.torch_device
     return from_torch(engine.push(lambda: torch.from_numpy(arr.copy()).to(dev), ctx=ctx), ctx)
 
@@ -108,11 +109,15 @@ def concatenate(arrays, axis=0, always_copy=True):
     if not arrays:
         raise MXNetError("concatenate: need at least one array")
     ctx = arrays[0].context
-    return from_torch(torch.cat([a._data.to(ctx.torch_device) for a in arrays], dim=axis), ctx)
+    dev = ctx.torch_device
+    return from_torch(engine.push(lambda: torch.cat([a._data.to(dev) for a in arrays], dim=axis),
+                                  reads=arrays), ctx)
 
 
 def moveaxis(tensor, source, destination):
-    return from_torch(tensor._data.movedim(source, destination).contiguous(), tensor.context)
+    t = tensor._data
+    return from_torch(engine.push(lambda: t.movedim(source, destination).contiguous(), reads=(tensor,)),
+                      tensor.context)
 
 
 def _random(opname, shape, dtype, ctx, out, **params):

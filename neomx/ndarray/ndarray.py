@@ -16,11 +16,12 @@ from ..ops import registry as _reg
 __all__ = ["NDArray", "from_torch", "check_same_device"]
 
 
-def from_torch(t: torch.Tensor, ctx: Context) -> "NDArray":
-    """Wrap a tensor (no copy) as an NDArray on ``ctx``."""
+def from_torch(t: torch.Tensor, ctx: Context, var: engine.Var | None = None) -> "NDArray":
+    """Wrap a tensor (no copy) as an NDArray on ``ctx``; views pass their base's ``var``."""
     a = NDArray.__new__(NDArray)
     a._data = t
     a._ctx = ctx
+    a._var = var if var is not None else engine.Var()
     return a
 
 
@@ -64,7 +65,7 @@ class NDArray:
            [6., 6., 6.]], dtype=float32)
     """
 
-    __slots__ = ("_data", "_ctx", "__weakref__")
+    __slots__ = ("_data", "_ctx", "_var", "__weakref__")
     __array_priority__ = 1000.0
     __hash__ = object.__hash__
 
@@ -73,6 +74,7 @@ class NDArray:
             raise TypeError("NDArray(data) expects a torch.Tensor; use mx.nd.array() for other sources")
         self._data = data
         self._ctx = ctx or current_context()
+        self._var = engine.Var()
 
     # --- attributes -----------------------------------------------------------------------
     @property
@@ -105,7 +107,9 @@ class NDArray:
     def T(self) -> "NDArray":
         if self.ndim < 2:
             return self.copy()
-        return from_torch(self._data.permute(*reversed(range(self.ndim))).contiguous(), self._ctx)
+        t = self._data
+        return from_torch(engine.push(lambda: t.permute(*reversed(range(t.dim()))).contiguous(),
+                                      reads=(self,)), self._ctx)
 
     @property
     def handle(self):
@@ -134,7 +138,7 @@ class NDArray:
         raise ValueError("The truth value of an NDArray with multiple elements is ambiguous.")
 
     def __float__(self):
-        raise TypeError("float() argument must be a string or a number, not 'NDArray'; use asscalar()")
+        raise TypeError("float() argument must be a string or a real number, not 'NDArray'")
 
     def __reduce__(self):
         return (_rebuild, (self.asnumpy(), str(self._ctx.device_type), self._ctx.device_id))
@@ -148,10 +152,10 @@ class NDArray:
 
     def asnumpy(self) -> np.ndarray:
         """A numpy copy of the contents (waits for pending writes)."""
+        engine.wait_for(self)
         t = self._data
         if t.dtype is torch.bfloat16:
             t = t.float()
-        engine.wait_for(self)
         if t.is_cuda:
             return t.detach().cpu().numpy()
         return t.detach().numpy().copy()
@@ -165,7 +169,8 @@ class NDArray:
         dt = dtype_torch(dtype)
         if not copy and dt == self._data.dtype:
             return self
-        return from_torch(self._data.to(dt, copy=True), self._ctx)
+        t = self._data
+        return from_torch(engine.push(lambda: t.to(dt, copy=True), reads=(self,)), self._ctx)
 
     def copy(self) -> "NDArray":
         return self.copyto(self._ctx)
@@ -178,7 +183,7 @@ class NDArray:
                 return False
             if other.shape != self.shape:
                 raise MXNetError(f"copyto: Incompatible attr in node  at 0-th output: expected "
-                                 f"{shape_str(other.shape)}, got {shape_str(self.shape)}")
+                                 f"{shape_str(self.shape)}, got {shape_str(other.shape)}")
             src, dst = self._data, other._data
             engine.push(lambda: dst.copy_(src, non_blocking=True), reads=(self,), writes=(other,))
             return other
@@ -212,14 +217,18 @@ class NDArray:
         try:
             new = reshape_shape(self.shape, tuple(shape), reverse)
         except MXNetError as e:
-            raise MXNetError(f"Reshape: {e}") from None
+            if "cannot infer" in str(e):
+                raise ValueError(f"Cannot reshape array of size {self.size} into shape {tuple(shape)}") from None
+            raise MXNetError(str(e)) from None
         if np.prod(new) > self.size:
             raise MXNetError(f"target shape size is larger than the current shape: "
                              f"{shape_str(new)} vs {shape_str(self.shape)}")
         if np.prod(new) != self.size:
             raise ValueError(f"Cannot reshape array of size {self.size} into shape {tuple(shape)}")
-        return from_torch(self._data.view(new) if self._data.is_contiguous() else self._data.reshape(new),
-                          self._ctx)
+        t = self._data
+        if t.is_contiguous():
+            return from_torch(t.view(new), self._ctx, self._var)
+        return from_torch(engine.push(lambda: t.reshape(new), reads=(self,)), self._ctx)
 
     def reshape_like(self, other) -> "NDArray":
         return self.reshape(other.shape)
@@ -244,14 +253,16 @@ class NDArray:
                 raise IndexError(f"index {key} is out of bounds for axis 0 with size {n}")
             if t.dim() == 1:
                 k = int(key) % n
-                return from_torch(t[k:k + 1], self._ctx)
-            return from_torch(t[int(key)], self._ctx)
+                return from_torch(t[k:k + 1], self._ctx, self._var)
+            return from_torch(t[int(key)], self._ctx, self._var)
         if isinstance(key, slice) and (key.step is None or key.step == 1):
-            return from_torch(t[key], self._ctx)  # a view, as in MXNet
-        out = t[self._index(key)]
-        if out.dim() == 0:
-            out = out.reshape(1)
-        return from_torch(out.clone(), self._ctx)
+            return from_torch(t[key], self._ctx, self._var)  # a view, as in MXNet
+        idx = self._index(key)
+
+        def gather():
+            out = t[idx]
+            return out.reshape(1) if out.dim() == 0 else out.clone()
+        return from_torch(engine.push(gather, reads=(self,)), self._ctx)
 
     def __setitem__(self, key, value):
         t = self._data
@@ -266,13 +277,14 @@ class NDArray:
                     engine.push(lambda: t.__setitem__(idx, value), writes=(self,))
                 return
             src = _to_tensor(value, t)
-            if src.device != t.device:
-                src = src.to(t.device)
             if isinstance(key, slice) and key == slice(None):
                 engine.push(lambda: t.copy_(src), reads=(value,), writes=(self,))
             else:
                 idx = self._index(key)
-                engine.push(lambda: t.__setitem__(idx, src.to(t.dtype)), reads=(value,), writes=(self,))
+                engine.push(lambda: t.__setitem__(idx, src.to(t.device, t.dtype)), reads=(value,),
+                            writes=(self,))
+        except MXNetError:
+            raise
         except RuntimeError as e:
             raise ValueError(f"cannot assign a value of shape {tuple(src.shape)} to a region of "
                              f"shape {tuple(t[self._index(key)].shape)} of an array of shape "
@@ -335,7 +347,9 @@ class NDArray:
     def __rpow__(self, o): return self._bin(o, "broadcast_power", "_rpower_scalar", True)
     def __neg__(self): return self._bin(-1.0, None, "_mul_scalar")
     def __pos__(self): return self
-    def __abs__(self): return from_torch(torch.abs(self._data), self._ctx)
+    def __abs__(self):
+        t = self._data
+        return from_torch(engine.push(lambda: torch.abs(t), reads=(self,)), self._ctx)
     def __iadd__(self, o): return self._inplace(o, "broadcast_add", "_plus_scalar")
     def __isub__(self, o): return self._inplace(o, "broadcast_sub", "_minus_scalar")
     def __imul__(self, o): return self._inplace(o, "broadcast_mul", "_mul_scalar")
@@ -367,7 +381,7 @@ class NDArray:
         return self.reshape((self.shape[0], -1)) if self.ndim > 1 else self.reshape((self.shape[0], 1))
 
     def expand_dims(self, axis):
-        return from_torch(self._data.unsqueeze(axis), self._ctx)
+        return from_torch(self._data.unsqueeze(axis), self._ctx, self._var)
 
     def broadcast_to(self, shape):
         from .register import invoke_by_name
@@ -383,7 +397,8 @@ class NDArray:
         return self
 
     def to_torch(self) -> torch.Tensor:
-        """The underlying torch tensor (shared memory, no copy)."""
+        """The underlying torch tensor (shared memory, no copy; waits for pending writes)."""
+        engine.wait_for(self)
         return self._data
 
 

@@ -6,7 +6,7 @@ import math
 import torch
 import torch.nn.functional as TF
 
-from .registry import OpDef, Param, ShapeError, register, same_shape, _sh
+from .registry import OpDef, Param, ShapeError, assign_shape, merge_shape, register, same_shape, _sh
 
 
 def _prod(shape):
@@ -29,12 +29,9 @@ def _fc_infer_shape(p, ins, outs):
     else:
         k = data[-1]
         out = tuple(data[:-1]) + (p.num_hidden,)
-    expect = [(p.num_hidden, k)] + ([] if p.no_bias else [(p.num_hidden,)])
-    for i, (name, want) in enumerate(zip(("weight", "bias"), expect), start=1):
-        if ins[i] is not None and tuple(ins[i]) != want:
-            raise ShapeError(f"Shape inconsistent, Provided = {_sh(ins[i])}, inferred shape={_sh(want)}",
-                             ) from None
-        ins[i] = want
+    assign_shape(ins, 1, (p.num_hidden, k))
+    if not p.no_bias:
+        assign_shape(ins, 2, (p.num_hidden,))
     return ins, [out]
 
 
@@ -141,11 +138,14 @@ def _softmax_infer_shape(p, ins, outs):
     if data is None:
         return ins, outs
     want = _softmax_label_shape(p, data)
-    if label is not None and tuple(label) != want and tuple(label) != tuple(data):
+    if label is not None and merge_shape(label, want) is None and tuple(label) != tuple(data):
         ok = p.multi_output and (tuple(label) in ((data[0], _prod(data[2:])), (data[0], 1) + tuple(data[2:])))
         if not ok:
             raise ShapeError(f"Shape inconsistent, Provided = {_sh(label)}, inferred shape={_sh(want)}")
-    return [data, label if label is not None else want], [data]
+        want = tuple(label)
+    elif label is not None and tuple(label) == tuple(data):
+        want = tuple(label)
+    return [data, merge_shape(label, want) or want], [data]
 
 
 def _softmax_infer_type(p, ins, outs):

@@ -32,7 +32,8 @@ import numpy as np
 from ..base import MXNetError, dtype_np
 
 __all__ = ["Param", "Params", "OpDef", "OpContext", "ShapeError", "TypeInferError", "register",
-           "get", "find", "all_ops", "REQUIRED", "same_shape", "same_type", "zero_gradient"]
+           "get", "find", "all_ops", "REQUIRED", "same_shape", "same_type", "zero_gradient",
+           "merge_shape", "assign_shape"]
 
 REQUIRED = object()
 
@@ -155,20 +156,19 @@ class Param:
     def required(self) -> bool:
         return self.default is REQUIRED
 
-    def parse(self, value, opname: str):
+    def parse(self, value, where: str):
+        """Parse one value; ``where`` is ``Op(name="", k="v", ...)`` for error messages."""
         if value is None or (self.optional and isinstance(value, str) and value == "None"):
             if self.optional or self.default is None:
                 return None
         try:
             out = _PARSERS[self.type](value)
         except (ValueError, TypeError, SyntaxError):
-            raise MXNetError(
-                f"Invalid Input: '{value}', expected {_TYPE_DOC[self.type]} for parameter "
-                f"'{self.name}' in operator {opname}") from None
+            raise MXNetError(f"Invalid Parameter format for {self.name} expect {_TYPE_DOC[self.type]} "
+                             f"but value='{value}', in operator {where}") from None
         if self.choices is not None and out not in self.choices:
             valid = ", ".join(f"'{c}'" for c in sorted(self.choices))
-            raise MXNetError(f"Invalid Input: '{value}', valid values are: {{{valid}}}, in operator "
-                             f"{opname}(name=\"\", {self.name}=\"{value}\")")
+            raise MXNetError(f"Invalid Input: '{value}', valid values are: {{{valid}}}, in operator {where}")
         return out
 
     def doc_line(self) -> str:
@@ -182,14 +182,41 @@ def _listify(v):
     return v if callable(v) else (lambda p, _v=tuple(v): _v)
 
 
+def merge_shape(a, b):
+    """The combination of two views of one shape (0 = unknown dim); None if they conflict."""
+    if a is None:
+        return None if b is None else tuple(b)
+    if b is None:
+        return tuple(a)
+    a, b = tuple(a), tuple(b)
+    if a == b:
+        return a
+    if len(a) != len(b) or any(x and y and x != y for x, y in zip(a, b)):
+        return None
+    return tuple(x or y for x, y in zip(a, b))
+
+
+def assign_shape(shapes, i, want, what="input"):
+    """Set ``shapes[i]`` to ``want`` unless it conflicts (ShapeError, MXNet's wording)."""
+    have = shapes[i]
+    merged = merge_shape(have, want)
+    if merged is None:
+        raise ShapeError(f"Shape inconsistent, Provided = {_sh(have)}, inferred shape={_sh(want)}")
+    shapes[i] = merged
+
+
 def same_shape(p, ins, outs):
     """Inference rule for ops whose inputs and outputs all share one shape."""
-    known = next((s for s in list(ins) + list(outs) if s is not None), None)
+    known = None
+    for s in list(ins) + list(outs):
+        if s is not None:
+            known = s if known is None else (merge_shape(known, s) or known)
     if known is None:
         return ins, outs
-    for s in list(ins) + list(outs):
-        if s is not None and s != known:
-            raise ShapeError(f"Shape inconsistent, Provided = {_sh(s)}, inferred shape={_sh(known)}")
+    for i, s in enumerate(ins):
+        if s is not None and merge_shape(s, known) is None:
+            raise ShapeError(f"Incompatible attr in node {{node}} at {i}-th input: expected "
+                             f"{_sh(known)}, got {_sh(s)}")
     return [known] * len(ins), [known] * len(outs)
 
 
@@ -200,7 +227,8 @@ def same_type(p, ins, outs):
         return ins, outs
     for i, t in enumerate(ins):
         if t is not None and t is not known and np.dtype(t) != np.dtype(known):
-            raise TypeInferError(f"at {i}-th input: expected {np.dtype(known).name}, got {np.dtype(t).name}")
+            raise TypeInferError(f"Incompatible attr in node {{node}} at {i}-th input: expected "
+                                 f"{np.dtype(known).name}, got {np.dtype(t).name}")
     return [known] * len(ins), [known] * len(outs)
 
 
@@ -271,23 +299,21 @@ class OpDef:
     def parse_params(self, kwargs: dict, node_name: str = "") -> tuple[Params, dict]:
         """Parse user params; returns (full parsed Params, the given ones as MXNet strings)."""
         p = Params()
-        given = {}
+        given = {k: (v if isinstance(v, str) else _mx_str(v)) for k, v in kwargs.items()}
+        # MXNet names the operator as Op(name="", k="v", ...) in parameter errors.
+        where = f"{self.name}(name=\"\"" + "".join(f", {k}=\"{v}\"" for k, v in given.items()) + ")"
         for key, val in kwargs.items():
             prm = self.param_map.get(key)
             if prm is None:
                 raise MXNetError(
                     f"Cannot find argument '{key}', Possible Arguments:\n----------------\n"
-                    + "\n".join(x.doc_line() for x in self.params)
-                    + f"\n, in operator {self.name}(name=\"{node_name}\", {key}=\"{val}\")")
-            p[key] = prm.parse(val, self.name)
-            given[key] = val if isinstance(val, str) else _mx_str(val)
+                    + "\n".join(x.doc_line() for x in self.params) + f"\n, in operator {where}")
+            p[key] = prm.parse(val, where)
         for prm in self.params:
             if prm.name not in p:
                 if prm.required:
-                    raise MXNetError(
-                        f"Required parameter {prm.name} of {_TYPE_DOC[prm.type]} is not presented, "
-                        f"in operator {self.name}(name=\"{node_name}\""
-                        + "".join(f", {k}=\"{v}\"" for k, v in given.items()) + ")")
+                    raise MXNetError(f"Required parameter {prm.name} of {_TYPE_DOC[prm.type]} is not "
+                                     f"presented, in operator {where}")
                 p[prm.name] = prm.default
         return p, given
 

@@ -106,10 +106,8 @@ class Symbol:
 
     def get_children(self):
         """The inputs of this symbol's head node (None for a variable)."""
-        node = self._outputs[0][0]
-        if not node.inputs:
-            return None
-        return Symbol(node.inputs)
+        entries = [e for node, _ in self._outputs for e in node.inputs]
+        return Symbol(entries) if entries else None
 
     # --- attributes -----------------------------------------------------------------------
     def attr(self, key: str):
@@ -142,31 +140,29 @@ class Symbol:
 
     # --- inference ------------------------------------------------------------------------
     def _inference_inputs(self, args, kwargs, kind):
+        if args and kwargs:
+            raise ValueError("Can only specify known argument shapes either by positional or kwargs way.")
         nodes = self._topo()
-        inputs = [n for n in nodes if n.op is None]
         arg_names = self.list_arguments()
+        by_name: dict = {}
+        for n in nodes:
+            if n.op is None:
+                by_name.setdefault(n.name, []).append(n)
+        given = dict(zip(arg_names, args)) if args else dict(kwargs)
         known = {}
-        if args:
-            for name, val in zip(arg_names, args):
-                if val is not None:
-                    for n in inputs:
-                        if n.name == name:
-                            known[id(n)] = val
-        by_name = {}
-        for n in inputs:
-            by_name.setdefault(n.name, []).append(n)
-        for k, v in kwargs.items():
+        for k, v in given.items():
+            if v is None:
+                continue
             if k not in by_name:
-                if kind == "shape":
-                    raise MXNetError(f"InferShapeKeyword argument name {k} not found.")
-                raise MXNetError(f"InferTypeKeyword argument name {k} not found.")
+                cands = "".join(f"\n\t[{i}]{n}" for i, n in enumerate(arg_names))
+                what = "InferShape" if kind == "shape" else "InferType"
+                raise MXNetError(f"{what}Keyword argument name {k} not found.\nCandidate arguments:{cands}")
             if kind == "shape":
                 if not isinstance(v, (tuple, list)):
-                    raise TypeError("Arguments need to be shapes (tuple), "
-                                    f"but argument {k} is {type(v).__name__}")
+                    raise TypeError(f"Arguments need to be shapes (tuple), but '{k}' is {type(v)}.")
                 v = tuple(int(d) for d in v)
             else:
-                v = dtype_np(v) if v is not None else None
+                v = dtype_np(v)
             for n in by_name[k]:
                 known[id(n)] = v
         return nodes, known
@@ -180,24 +176,27 @@ class Symbol:
         outs = [vals.get((id(n), i)) for n, i in self._outputs]
         return nodes, arg, outs, auxv
 
+    def _infer_or_print(self, kind, args, kwargs):
+        try:
+            return self._infer(kind, args, kwargs)
+        except MXNetError:
+            print(f"infer_{kind} error. Arguments:")
+            for i, a in enumerate(args):
+                print(f"  #{i}: {a}")
+            for k, v in kwargs.items():
+                print(f"  {k}: {v}")
+            raise
+
     def infer_shape(self, *args, **kwargs):
         """Infer argument, output and auxiliary shapes from some known input shapes.
 
         Returns ``(arg_shapes, out_shapes, aux_shapes)`` in list order, or
         ``(None, None, None)`` (with a warning) when some shape cannot be decided.
         """
-        try:
-            _, arg, outs, aux = self._infer("shape", args, kwargs)
-        except MXNetError:
-            print("infer_shape error. Arguments:")
-            for i, a in enumerate(args):
-                print(f"  #{i}: {a}")
-            for k, v in kwargs.items():
-                print(f"  {k}: {v}")
-            raise
+        _, arg, outs, aux = self._infer_or_print("shape", args, kwargs)
         if not all(_complete(s) for s in arg + outs + aux):
-            unknown = [f"{n}: {s if s is not None else ()}" for n, s in zip(self.list_arguments(), arg)
-                       if not _complete(s)]
+            unknown = [f"{n}: {tuple(s) if s is not None else ()}"
+                       for n, s in zip(self.list_arguments(), arg) if not _complete(s)]
             warnings.warn("Cannot decide shape for the following arguments (0s in shape means unknown "
                           "dimensions). Consider providing them as input:\n\t" + "\n\t".join(unknown),
                           stacklevel=2)
@@ -205,20 +204,23 @@ class Symbol:
         return arg, outs, aux
 
     def infer_shape_partial(self, *args, **kwargs):
-        """Like infer_shape, but unknown shapes are returned as ``()``."""
-        _, arg, outs, aux = self._infer("shape", args, kwargs)
+        """Like infer_shape, but unknown shapes are returned as ``()`` (unknown dims as 0)."""
+        _, arg, outs, aux = self._infer_or_print("shape", args, kwargs)
         fix = lambda ls: [tuple(s) if s is not None else () for s in ls]  # noqa: E731
         return fix(arg), fix(outs), fix(aux)
 
     def infer_type(self, *args, **kwargs):
         """Infer ``(arg_types, out_types, aux_types)`` (numpy type classes)."""
-        _, arg, outs, aux = self._infer("type", args, kwargs)
+        _, arg, outs, aux = self._infer_or_print("type", args, kwargs)
         if any(t is None for t in arg + outs + aux):
+            unknown = [f"{n}: {t}" for n, t in zip(self.list_arguments(), arg) if t is None]
+            warnings.warn("Cannot decide type for the following arguments. Consider providing them as "
+                          "input:\n\t" + "\n\t".join(unknown), stacklevel=2)
             return None, None, None
         return arg, outs, aux
 
     def infer_type_partial(self, *args, **kwargs):
-        _, arg, outs, aux = self._infer("type", args, kwargs)
+        _, arg, outs, aux = self._infer_or_print("type", args, kwargs)
         return arg, outs, aux
 
     # --- serialisation --------------------------------------------------------------------
@@ -254,10 +256,7 @@ class Symbol:
         nodes = self._topo()
         variables = [n for n in nodes if n.op is None]
         if args:
-            if len(self._outputs) != 1 or self._outputs[0][0].op is None:
-                raise MXNetError("General composition only support kwargs for now")
-            names = self.list_arguments()
-            kwargs = dict(zip(names, args))
+            raise MXNetError("General composition only support kwargs for now")
         for k, v in kwargs.items():
             if not isinstance(v, Symbol):
                 raise TypeError("Compose expect `Symbol` as arguments")

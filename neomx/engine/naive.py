@@ -1,0 +1,17 @@
+"""NaiveEngine: runs every push at once on the calling thread."""
+from __future__ import annotations
+
+from .base import sync_devices
+
+
+class NaiveEngine:
+    """Synchronous engine (``MXNET_ENGINE_TYPE=NaiveEngine``)."""
+
+    def push(self, fn, reads=(), writes=(), ctx=None, asynchronous=False):
+        return fn()
+
+    def wait_for(self, array):
+        pass
+
+    def wait_all(self):
+        sync_devices()

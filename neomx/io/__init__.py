@@ -1,0 +1,17 @@
+"""``mx.io``: data descriptions, batches and data iterators.
+
+* :class:`DataDesc`, :class:`DataBatch`, :class:`DataIter` -- the iterator protocol.
+* :class:`NDArrayIter` -- mini-batches over in-memory arrays (pad / discard / roll_over).
+* :class:`MNISTIter` -- mini-batches straight from MNIST IDX files.
+* :mod:`neomx.io.idx` -- the IDX reader and writer behind MNISTIter and ``get_mnist``.
+"""
+from __future__ import annotations
+
+from . import idx, io, utils
+from .idx import read_idx, read_idx_images, read_idx_labels, write_idx
+from .io import DataBatch, DataDesc, DataIter, NDArrayIter
+from .mnist import MNISTIter
+from .utils import _getdata_by_idx, _has_instance, _init_data
+
+__all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter", "MNISTIter", "idx",
+           "read_idx", "read_idx_images", "read_idx_labels", "write_idx"]

@@ -1,0 +1,70 @@
+"""MXNet 1.x's Python-level Symbol functions that dispatch between symbol and scalar forms
+(``python/mxnet/symbol/symbol.py``): ``pow``/``power``, ``maximum``, ``minimum``.
+
+Unlike their NDArray namesakes these do **not** broadcast: two symbols go to the same-shape ops
+(``_power``, ``_maximum``, ``_minimum``), a symbol and a number to the scalar ops; two numbers
+are computed in Python.
+
+>>> import neomx as mx
+>>> from neomx.symbol.functions import maximum
+>>> maximum(mx.sym.var('a'), 2.5).tojson().count('_maximum_scalar')
+1
+>>> maximum(3, 4)
+4
+"""
+from __future__ import annotations
+
+from numbers import Number
+
+from .register import invoke_sym
+from .symbol import Symbol
+
+__all__ = ["pow", "power", "maximum", "minimum"]
+
+
+def _types_error(left, right):
+    return TypeError('types (%s, %s) not supported' % (str(type(left)), str(type(right))))
+
+
+def pow(base, exp):  # noqa: A001  (MXNet's name)
+    """Element-wise ``base ** exp`` of Symbols and/or numbers.
+
+    Two symbols use ``_power`` (equal shapes), a symbol base and a number exponent
+    ``_power_scalar``, a number base and a symbol exponent ``_rpower_scalar``.
+    """
+    if isinstance(base, Symbol) and isinstance(exp, Symbol):
+        return invoke_sym("_power", [base, exp], {})
+    if isinstance(base, Symbol) and isinstance(exp, Number):
+        return invoke_sym("_power_scalar", [base], {"scalar": exp})
+    if isinstance(base, Number) and isinstance(exp, Symbol):
+        return invoke_sym("_rpower_scalar", [exp], {"scalar": base})
+    if isinstance(base, Number) and isinstance(exp, Number):
+        return base ** exp
+    raise _types_error(base, exp)
+
+
+def power(base, exp):
+    """Same as :func:`pow`."""
+    return pow(base, exp)
+
+
+def maximum(left, right):
+    """Element-wise maximum of Symbols and/or numbers (``_maximum`` or ``_maximum_scalar``)."""
+    return _minmax("maximum", left, right, lambda a, b: a if a > b else b)
+
+
+def minimum(left, right):
+    """Element-wise minimum of Symbols and/or numbers (``_minimum`` or ``_minimum_scalar``)."""
+    return _minmax("minimum", left, right, lambda a, b: a if a < b else b)
+
+
+def _minmax(kind, left, right, py_fn):
+    if isinstance(left, Symbol) and isinstance(right, Symbol):
+        return invoke_sym(f"_{kind}", [left, right], {})
+    if isinstance(left, Symbol) and isinstance(right, Number):
+        return invoke_sym(f"_{kind}_scalar", [left], {"scalar": right})
+    if isinstance(left, Number) and isinstance(right, Symbol):
+        return invoke_sym(f"_{kind}_scalar", [right], {"scalar": left})
+    if isinstance(left, Number) and isinstance(right, Number):
+        return py_fn(left, right)
+    raise _types_error(left, right)
