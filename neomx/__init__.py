@@ -24,6 +24,8 @@ from . import executor
 from .executor import Executor
 from . import initializer
 from . import initializer as init
+from . import visualization
+from . import visualization as viz
 
 __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "nd", "ndarray", "sym", "symbol", "name", "attribute", "AttrScope", "random", "autograd",
