@@ -62,7 +62,8 @@ class GraphBuilder:
             _, shapes = op.infer_shape(p, [h.shape for h in inputs], [None] * nout)
             _, types = op.infer_type(p, [h.dtype for h in inputs], [None] * nout)
         except (ShapeError, TypeInferError) as e:
-            raise MXNetError(f"gradient pass: error in operator {op.name} ({name}): {e}") from None
+            raise MXNetError(f"gradient pass: error in operator {op.name} ({name}): "
+                             + str(e).replace("{node}", name)) from None
         self.nodes.append(node)
         handles = [Handle(node, i, shapes[i], types[i]) for i in range(nout)]
         nvis = op.num_visible_outputs(p)

@@ -19,13 +19,13 @@ def _check(op, p, arrays):
         return
     try:
         _, _ = op.infer_type(p, [a.dtype for a in arrays], [None] * op.num_outputs(p))
-    except TypeInferError as e:
-        raise MXNetError(f"Error in operator {op.name}: Incompatible attr in node {op.name} {e}") from None
+    except TypeInferError as e:  # imperative ops have no node name: "in node  at"
+        raise MXNetError(f"Error in operator {op.name}: " + str(e).replace("{node}", "")) from None
     shapes = [a.shape for a in arrays]
     try:
         new_ins, _ = op.infer_shape(p, list(shapes), [None] * op.num_outputs(p))
     except ShapeError as e:
-        raise MXNetError(f"Error in operator {op.name}: {e} (input shapes: "
+        raise MXNetError(f"Error in operator {op.name}: " + str(e).replace("{node}", "") + " (input shapes: "
                          + ", ".join(shape_str(s) for s in shapes) + ")") from None
     for name, have, want in zip(op.list_inputs(p) + op.list_aux(p), shapes, new_ins):
         if want is not None and tuple(want) != tuple(have):

@@ -32,7 +32,7 @@ def _spatial(p, name, nsp, default):
     if len(v) != nsp:
         raise ShapeError(f"Check failed: param_.kernel.ndim() == param_.{name}.ndim() ({nsp} vs. "
                          f"{len(v)}) : {name.capitalize()} must have the same number of dimensions "
-                         f"with kernel_size, but kernel_size is set to {_sh(p.kernel)} while "
+                         f"with kernel_size,but kernel_size is set to {_sh(p.kernel)} while "
                          f"{name} is {_sh(v)}")
     return v
 

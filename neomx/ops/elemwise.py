@@ -80,13 +80,30 @@ def _binary_forward(fn):
     return lambda p, ins, oc: fn(ins[0], ins[1])
 
 
+class _Broadcasting:
+    """Lets a same-shape gradient rule serve its broadcast_* twin: elementwise ops inside the
+    rule become their broadcasting versions (results are then reduced to each input's shape)."""
+
+    _MAP = {"elemwise_add": "broadcast_add", "elemwise_sub": "broadcast_sub",
+            "elemwise_mul": "broadcast_mul", "elemwise_div": "broadcast_div",
+            "_equal": "broadcast_equal", "_greater": "broadcast_greater",
+            "_greater_equal": "broadcast_greater_equal", "_lesser": "broadcast_lesser",
+            "_lesser_equal": "broadcast_lesser_equal"}
+
+    def __init__(self, F):
+        self._F = F
+
+    def __getattr__(self, name):
+        return getattr(self._F, self._MAP.get(name, name))
+
+
 def _binary_gradient(rule, broadcast):
     if rule is None:
         return zero_gradient
 
     def gradient(F, p, ins, outs, ograds):
         a, b = ins
-        da, db = rule(F, a, b, outs[0], ograds[0])
+        da, db = rule(_Broadcasting(F) if broadcast else F, a, b, outs[0], ograds[0])
         if broadcast:
             da = da if tuple(da.shape) == tuple(a.shape) else F._reduce_to(da, shape=a.shape)
             db = db if tuple(db.shape) == tuple(b.shape) else F._reduce_to(db, shape=b.shape)

@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from .registry import OpDef, Param, ShapeError, register, same_shape, same_type, _sh
+from .registry import OpDef, Param, ShapeError, register, same_shape, _sh
 
 
 # --- regression outputs --------------------------------------------------------------------------

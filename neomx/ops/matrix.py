@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from ..base import dtype_np, dtype_torch
-from .registry import (OpDef, Param, ShapeError, TypeInferError, register, same_shape, same_type,
+from .registry import (OpDef, Param, ShapeError, TypeInferError, register, same_shape,
                        zero_gradient, _sh)
 
 
@@ -53,7 +53,8 @@ def _concat_infer_shape(p, ins, outs):
     if not missing:
         want = tmpl[:ax] + (total,) + tmpl[ax + 1:]
         if out is not None and out != want:
-            raise ShapeError(f"Shape inconsistent, Provided = {_sh(out)}, inferred shape={_sh(want)}")
+            raise ShapeError(f"Shape inconsistent, Provided = {_sh(out)}, "
+                             f"inferred shape={_sh(want)}")
         return ins, [want]
     if out is not None and len(missing) == 1 and out[ax] > total:
         ins = list(ins)
@@ -97,7 +98,8 @@ def _stack_infer_shape(p, ins, outs):
         return [item] * len(ins), outs
     for s in ins:
         if s is not None and s != first:
-            raise ShapeError(f"Shape inconsistent, Provided = {_sh(s)}, inferred shape={_sh(first)}")
+            raise ShapeError(f"Shape inconsistent, Provided = {_sh(s)}, "
+                             f"inferred shape={_sh(first)}")
     ax = _norm_axis(p.axis, len(first) + 1)
     return [first] * len(ins), [first[:ax] + (len(ins),) + first[ax:]]
 
@@ -219,7 +221,8 @@ def _transpose_gradient(F, p, ins, outs, ograds):
 register(OpDef(
     "transpose", lambda p, ins, oc: ins[0].permute(*_perm(p, ins[0].dim())),
     _transpose_infer_shape,
-    params=(Param("axes", "shape", (), "Target axis order. By default the axes will be inverted."),),
+    params=(Param("axes", "shape", (), "Target axis order. By default the axes will be "
+                                       "inverted."),),
     gradient=_transpose_gradient,
     doc="Permutes the dimensions of an array (reverses them when ``axes`` is empty)."))
 
@@ -537,7 +540,8 @@ def _clip_gradient(F, p, ins, outs, ograds):
 
 register(OpDef(
     "clip", _clip_forward, same_shape,
-    params=(Param("a_min", "float", doc="Minimum value"), Param("a_max", "float", doc="Maximum value")),
+    params=(Param("a_min", "float", doc="Minimum value"),
+            Param("a_max", "float", doc="Maximum value")),
     gradient=_clip_gradient,
     doc="Clips the values of an array to ``[a_min, a_max]``.\n\n"
         "The gradient passes where ``a_min <= x <= a_max`` (bounds included) and is 0 elsewhere."))
@@ -649,7 +653,8 @@ register(OpDef(
 
 # --- topk ----------------------------------------------------------------------------------------
 def _topk_outputs(p):
-    return ("output0", "output1") if p.ret_typ in ("value", "both") else ("output",)
+    """Visible outputs: 'value' has a hidden second output (the indices) and so is 'output0'."""
+    return {"both": ("output0", "output1"), "value": ("output0",)}.get(p.ret_typ, ("output",))
 
 
 def _topk_geometry(p, shape):
@@ -708,14 +713,16 @@ def _topk_forward(p, ins, oc):
 def _topk_gradient(F, p, ins, outs, ograds):
     if p.ret_typ in ("indices", "mask"):
         return zero_gradient(F, p, ins, outs, ograds)
-    return [F._backward_topk(ograds[0], outs[1], shape=tuple(ins[0].shape), axis=p.axis)]
+    # None-valued params are dropped by the builders, so a flattened topk says flat=True
+    return [F._backward_topk(ograds[0], outs[1], shape=tuple(ins[0].shape),
+                             axis=-1 if p.axis is None else p.axis, flat=p.axis is None)]
 
 
 def _backward_topk(p, ins, oc):
     g, idx = ins
     shape = tuple(p.shape)
     idx = idx.to(torch.int64)
-    if p.axis is None:
+    if p.flat:
         return g.new_zeros(math.prod(shape)).scatter_add_(0, idx, g).reshape(shape)
     return g.new_zeros(shape).scatter_add_(_norm_axis(p.axis, len(shape)), idx, g)
 
@@ -732,7 +739,7 @@ register(OpDef(
             Param("is_ascend", "bool", False, "Whether to choose k largest or k smallest elements."),
             Param("dtype", "dtype", np.float32, "DType of the output indices.",
                   choices=_TOPK_DTYPES)),
-    outputs=lambda p: ("output0", "output1") if p.ret_typ == "both" else _topk_outputs(p)[:1],
+    outputs=_topk_outputs,
     num_hidden_outputs=lambda p: 1 if p.ret_typ == "value" else 0,
     infer_type=_topk_infer_type, gradient=_topk_gradient,
     doc="Returns the top ``k`` elements along an axis.\n\n"
@@ -741,7 +748,8 @@ register(OpDef(
 register(OpDef(
     "_backward_topk", _backward_topk, lambda p, ins, outs: (ins, [tuple(p.shape)]),
     params=(Param("shape", "shape", doc="shape of topk's input"),
-            Param("axis", "int", -1, "topk's axis", optional=True)),
+            Param("axis", "int", -1, "topk's axis"),
+            Param("flat", "bool", False, "topk ran on the flattened input")),
     inputs=("out_grad", "indices"),
     infer_type=lambda p, ins, outs: (ins, [ins[0]]), public=False,
     doc="Gradient of topk: the head gradient scattered back to the chosen positions."))

@@ -299,11 +299,12 @@ def _leaky_forward(p, ins, oc):
 
 
 def _leaky_backward(p, ins, oc):
-    """d data (and d gamma for prelu); leaky/elu/selu/rrelu read the output, as MXNet does."""
+    """d data (and d gamma for prelu); the branch follows the sign of the input (also for a
+    negative slope, as in MXNet); elu/selu read their value off the output."""
     g, x, y = ins[0], ins[1], ins[2]
     t = p.act_type
     if t == "leaky":
-        return g * torch.where(y > 0, torch.ones_like(y), torch.full_like(y, p.slope))
+        return g * torch.where(x > 0, torch.ones_like(x), torch.full_like(x, p.slope))
     if t == "prelu":
         gamma = ins[3]
         gb = _channel_view(gamma, x.dim())
@@ -315,14 +316,15 @@ def _leaky_backward(p, ins, oc):
             dgamma = contrib.sum().reshape(gamma.shape)
         return dx, dgamma
     if t == "elu":
-        return g * torch.where(y > 0, torch.ones_like(y), y + p.slope)
+        return g * torch.where(x > 0, torch.ones_like(y), y + p.slope)
     if t == "selu":
-        return g * torch.where(y > 0, torch.full_like(y, _SELU_LAMBDA), y + _SELU_LAMBDA * _SELU_ALPHA)
+        return g * torch.where(x > 0, torch.full_like(y, _SELU_LAMBDA),
+                               y + _SELU_LAMBDA * _SELU_ALPHA)
     if t == "gelu":
         cdf = 0.5 * (1 + torch.erf(x * (1 / math.sqrt(2))))
         pdf = torch.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
         return g * (cdf + x * pdf)
-    return g * torch.where(y > 0, torch.ones_like(y), ins[3])  # rrelu: the saved slopes
+    return g * torch.where(x > 0, torch.ones_like(x), ins[3])  # rrelu: the saved slopes
 
 
 def _leaky_backward_inputs(p):

@@ -15,7 +15,7 @@ _REDUCE_PARAMS = (
 def reduce_axes(ndim, axis, exclude):
     """The sorted tuple of axes a reduction covers."""
     if axis is None or axis == ():
-        axes = tuple(range(ndim))
+        return tuple(range(ndim))  # exclude has no effect without axes (MXNet reduces everything)
     else:
         axes = (axis,) if isinstance(axis, int) else tuple(axis)
         for a in axes:
@@ -269,3 +269,45 @@ register(OpDef("dot", _dot_forward, _dot_infer_shape, params=_DOT_PARAMS, inputs
                gradient=_dot_gradient,
                doc="Dot product of two arrays: contracts the last axis of ``lhs`` with the first\n"
                    "axis of ``rhs``; two 1-D arrays give shape ``(1,)``."))
+
+
+# --- batch_dot -----------------------------------------------------------------------------------
+def _batch_dot_infer_shape(p, ins, outs):
+    a, b = ins
+    if a is None or b is None:
+        return ins, outs
+    if len(a) != 3 or len(b) != 3:
+        raise ShapeError(f"batch_dot only supports 3-D inputs, got {_sh(a)} and {_sh(b)}")
+    m, k = (a[2], a[1]) if p.transpose_a else (a[1], a[2])
+    k2, n = (b[2], b[1]) if p.transpose_b else (b[1], b[2])
+    if a[0] != b[0] or k != k2:
+        raise ShapeError(f"batch_dot shape error: {_sh(a)} X {_sh(b)}")
+    return ins, [(a[0], m, n)]
+
+
+def _batch_dot_forward(p, ins, oc):
+    a, b = ins
+    if p.transpose_a:
+        a = a.transpose(1, 2)
+    if p.transpose_b:
+        b = b.transpose(1, 2)
+    return torch.bmm(a, b)
+
+
+def _batch_dot_gradient(F, p, ins, outs, ograds):
+    a, b = ins
+    g = ograds[0]
+    ta, tb = p.transpose_a, p.transpose_b
+    bd = F.batch_dot
+    if not ta and not tb:
+        return [bd(g, b, transpose_b=True), bd(a, g, transpose_a=True)]
+    if ta and not tb:
+        return [bd(b, g, transpose_b=True), bd(a, g)]
+    if tb and not ta:
+        return [bd(g, b), bd(g, a, transpose_a=True)]
+    return [bd(b, g, transpose_a=True, transpose_b=True), bd(g, a, transpose_a=True, transpose_b=True)]
+
+
+register(OpDef("batch_dot", _batch_dot_forward, _batch_dot_infer_shape, params=_DOT_PARAMS,
+               inputs=("lhs", "rhs"), gradient=_batch_dot_gradient,
+               doc="Batchwise dot product of two 3-D arrays: ``out[i] = dot(lhs[i], rhs[i])``."))

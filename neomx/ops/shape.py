@@ -14,9 +14,9 @@ def reshape_shape(src: tuple, codes: tuple, reverse: bool = False) -> tuple:
     codes (one of them may be -1). ``reverse`` matches from the right.
     """
     src, codes = tuple(src), tuple(codes)
-    if reverse:
+    if reverse:  # MXNet reverses both lists as they are, -4 groups included
         src = src[::-1]
-        codes = _reverse_codes(codes)
+        codes = codes[::-1]
     out, inf_idx, i, j = [], -1, 0, 0
     while i < len(codes):
         c = codes[i]
@@ -68,19 +68,6 @@ def reshape_shape(src: tuple, codes: tuple, reverse: bool = False) -> tuple:
     if reverse:
         out = out[::-1]
     return tuple(out)
-
-
-def _reverse_codes(codes):
-    # A -4 group (-4, a, b) reversed must still read -4 first: (-4, b, a).
-    groups, i = [], 0
-    while i < len(codes):
-        if codes[i] == -4:
-            groups.append((-4, codes[i + 2], codes[i + 1]))
-            i += 3
-        else:
-            groups.append((codes[i],))
-            i += 1
-    return tuple(c for g in reversed(groups) for c in g)
 
 
 def _need(src, j, codes):

@@ -136,9 +136,9 @@ def _params(doc_axis="The axis along which to compute softmax."):
 
 _DOCS = {
     "softmax": "Applies the softmax function along ``axis``: ``exp(x/t) / sum(exp(x/t))``.\n\n"
-               "With ``use_length=True`` a second input ``length`` (integer, the data shape without\n"
-               "``axis``) masks positions at or beyond each row's length to 0.",
-    "log_softmax": "Computes the log softmax of the input along ``axis`` (softmax followed by log).",
+               "With ``use_length=True`` a second input ``length`` (integer, the data shape\n"
+               "without ``axis``) masks positions at or beyond each row's length to 0.",
+    "log_softmax": "Computes the log softmax of the input along ``axis`` (softmax, then log).",
     "softmin": "Applies the softmin function along ``axis``: softmax of ``-x/t``.",
 }
 
