@@ -36,20 +36,23 @@ def _bcast_shape(ndim, axis):
 
 # --- BatchNorm -----------------------------------------------------------------------------------
 _BN_PARAMS = (
-    Param("eps", "float", 1e-3, "Epsilon to prevent div 0. Must be no less than CUDNN_BN_MIN_EPSILON "
-                                "defined in cudnn.h when using cudnn (usually 1e-5)."),
+    Param("eps", "float", 1e-3, "Epsilon to prevent div 0. Must be no less than "
+                                "CUDNN_BN_MIN_EPSILON defined in cudnn.h when using cudnn "
+                                "(usually 1e-5)."),
     Param("momentum", "float", 0.9, "Momentum for moving average."),
     Param("fix_gamma", "bool", True, "Fix gamma while training."),
-    Param("use_global_stats", "bool", False, "Whether use global moving statistics instead of local "
-                                             "batch-norm. This will force change batch-norm into a "
-                                             "scale shift operator."),
+    Param("use_global_stats", "bool", False, "Whether use global moving statistics instead of "
+                                             "local batch-norm. This will force change batch-norm "
+                                             "into a scale shift operator."),
     Param("output_mean_var", "bool", False, "Output the mean and inverse std."),
     Param("axis", "int", 1, "Specify which shape axis the channel is specified."),
     Param("cudnn_off", "bool", False, "Do not select CUDNN operator, if available (ignored)."),
     Param("min_calib_range", "float", None, "The minimum scalar value in the form of float32 "
-                                            "obtained through calibration (ignored).", optional=True),
+                                            "obtained through calibration (ignored).",
+          optional=True),
     Param("max_calib_range", "float", None, "The maximum scalar value in the form of float32 "
-                                            "obtained through calibration (ignored).", optional=True),
+                                            "obtained through calibration (ignored).",
+          optional=True),
 )
 
 
@@ -299,8 +302,8 @@ def _leaky_forward(p, ins, oc):
 
 
 def _leaky_backward(p, ins, oc):
-    """d data (and d gamma for prelu); the branch follows the sign of the input (also for a
-    negative slope, as in MXNet); elu/selu read their value off the output."""
+    """d data (and d gamma for prelu), MXNet's formulas: the branch follows the sign of the
+    input (also for a negative slope); elu/selu read their value off the output."""
     g, x, y = ins[0], ins[1], ins[2]
     t = p.act_type
     if t == "leaky":
@@ -318,8 +321,10 @@ def _leaky_backward(p, ins, oc):
     if t == "elu":
         return g * torch.where(x > 0, torch.ones_like(y), y + p.slope)
     if t == "selu":
+        # MXNet 1.9.1 applies lambda*(a + alpha) to the (already lambda-scaled) output, not the
+        # true derivative y + lambda*alpha; kept so training matches MXNet.
         return g * torch.where(x > 0, torch.full_like(y, _SELU_LAMBDA),
-                               y + _SELU_LAMBDA * _SELU_ALPHA)
+                               _SELU_LAMBDA * (y + _SELU_ALPHA))
     if t == "gelu":
         cdf = 0.5 * (1 + torch.erf(x * (1 / math.sqrt(2))))
         pdf = torch.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
@@ -415,7 +420,8 @@ register(OpDef(
         "Examples\n--------\n"
         ">>> import neomx as mx\n"
         ">>> w = mx.nd.array([[0, 1], [2, 3], [4, 5]])\n"
-        ">>> mx.nd.Embedding(mx.nd.array([2, 0]), w, input_dim=3, output_dim=2).asnumpy().tolist()\n"
+        ">>> y = mx.nd.Embedding(mx.nd.array([2, 0]), w, input_dim=3, output_dim=2)\n"
+        ">>> y.asnumpy().tolist()\n"
         "[[4.0, 5.0], [0.0, 1.0]]"))
 register(OpDef(
     "_backward_Embedding", _embed_backward,
