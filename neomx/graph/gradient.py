@@ -50,7 +50,6 @@ class GraphBuilder:
         return build
 
     def _build(self, op, inputs, params):
-        params = {k: v for k, v in params.items() if v is not None}
         if op.key_var_num_args and op.key_var_num_args not in params:
             params[op.key_var_num_args] = len(inputs)
         p, given = op.parse_params(params)

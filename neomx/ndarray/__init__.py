@@ -15,6 +15,8 @@ from .register import invoke, invoke_by_name, make_function, populate
 
 _internal_dict: dict = {}
 populate(globals(), _internal_dict)
+from .functions import *  # noqa: E402,F401,F403  (array-or-scalar dispatch: maximum, power, ...)
+from . import functions as _functions  # noqa: E402
 _internal = SimpleNamespace(**_internal_dict)
 
 
@@ -149,5 +151,5 @@ random = SimpleNamespace(uniform=_uniform, normal=_normal)
 uniform = _internal_dict["_random_uniform"]
 normal = _internal_dict["_random_normal"]
 
-__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "waitall",
+__all__ = list(_functions.__all__) + ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "waitall",
            "zeros_like", "ones_like", "concatenate", "moveaxis", "random"]

@@ -74,17 +74,19 @@ def _parse_ctx(s):
 
 def invoke_by_name(name, inputs, params, out=None):
     op = _reg.get(name)
-    p, _ = op.parse_params({k: v for k, v in params.items() if v is not None})
+    p, _ = op.parse_params(params)
     return invoke(op, p, inputs, out=out)
 
 
 def make_function(op):
     """The ``mx.nd.<Op>`` function for ``op``, with a real signature and docstring."""
     from .. import autograd
+    input_names = set() if callable(op.inputs) else set(op.inputs)
 
     def fn(*args, out=None, name=None, ctx=None, **kwargs):
         arrays = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
-        params = {k: v for k, v in kwargs.items() if not isinstance(v, NDArray) and v is not None}
+        params = {k: v for k, v in kwargs.items()
+                  if not isinstance(v, NDArray) and not (v is None and k in input_names)}
         if op.key_var_num_args and op.key_var_num_args not in params:
             params[op.key_var_num_args] = len(args) + len(arrays)
         if ctx is not None and "ctx" in op.param_map:

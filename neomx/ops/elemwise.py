@@ -204,9 +204,17 @@ def _scalar_gradient(rule):
 
 _SCALAR_PARAMS = (Param("scalar", "float", 1.0, "scalar input value"),
                   Param("is_int", "bool", True, "Indicate whether scalar input is int type"))
+# MXNet's CamelCase aliases used by Symbol's operators (their lowercase is the auto-name hint).
+_SCALAR_ALIASES = {"_plus_scalar": ("_PlusScalar",), "_minus_scalar": ("_MinusScalar",),
+                   "_rminus_scalar": ("_RMinusScalar",), "_mul_scalar": ("_MulScalar",),
+                   "_div_scalar": ("_DivScalar",), "_rdiv_scalar": ("_RDivScalar",),
+                   "_mod_scalar": ("_ModScalar",), "_rmod_scalar": ("_RModScalar",),
+                   "_power_scalar": ("_PowerScalar",), "_rpower_scalar": ("_RPowerScalar",),
+                   "_maximum_scalar": ("_MaximumScalar",), "_minimum_scalar": ("_MinimumScalar",)}
 for _name, _hint, _fn, _rule in _SCALAR:
     SCALAR_FN[_name] = _fn
     register(OpDef(_name, _scalar_forward(_fn), same_shape, params=_SCALAR_PARAMS, hint=_hint,
+                   aliases=_SCALAR_ALIASES.get(_name, ()),
                    gradient=_scalar_gradient(_rule),
                    doc=f"``{_name.strip('_').replace('_scalar', '')}`` of an array and a scalar."))
 

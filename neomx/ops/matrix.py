@@ -713,7 +713,7 @@ def _topk_forward(p, ins, oc):
 def _topk_gradient(F, p, ins, outs, ograds):
     if p.ret_typ in ("indices", "mask"):
         return zero_gradient(F, p, ins, outs, ograds)
-    # None-valued params are dropped by the builders, so a flattened topk says flat=True
+    # axis=None sorts the flattened input: the backward scatters into a flat buffer
     return [F._backward_topk(ograds[0], outs[1], shape=tuple(ins[0].shape),
                              axis=-1 if p.axis is None else p.axis, flat=p.axis is None)]
 

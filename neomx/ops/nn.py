@@ -85,12 +85,13 @@ _ACT = {
 def _act_backward(p, ins, oc):
     g, x, y = ins
     t = p.act_type
+    # ATen's fused backward kernels: one pass instead of three or four elementwise ones.
     if t == "relu":
-        return g * (y > 0).to(g.dtype)
+        return torch.ops.aten.threshold_backward(g, y, 0)
     if t == "sigmoid":
-        return g * y * (1 - y)
+        return torch.ops.aten.sigmoid_backward(g, y)
     if t == "tanh":
-        return g * (1 - y * y)
+        return torch.ops.aten.tanh_backward(g, y)
     if t == "softrelu":
         return g * torch.sigmoid(x)
     return g / torch.square(1 + torch.abs(x))  # softsign

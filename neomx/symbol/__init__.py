@@ -11,6 +11,8 @@ from .symbol import Group, Symbol, Variable, load, load_json, var
 _internal_dict: dict = {}
 populate(globals(), _internal_dict)
 _internal = SimpleNamespace(**_internal_dict)
+from .functions import *  # noqa: E402,F401,F403  (pow, power, maximum, minimum)
+from . import functions as _functions  # noqa: E402
 _internal.__doc__ = "Every registered operator, internal ones included (``mx.sym._internal._plus``)."
 
 

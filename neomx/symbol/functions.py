@@ -33,11 +33,11 @@ def pow(base, exp):  # noqa: A001  (MXNet's name)
     ``_power_scalar``, a number base and a symbol exponent ``_rpower_scalar``.
     """
     if isinstance(base, Symbol) and isinstance(exp, Symbol):
-        return invoke_sym("_power", [base, exp], {})
+        return invoke_sym("_Power", [base, exp], {})
     if isinstance(base, Symbol) and isinstance(exp, Number):
-        return invoke_sym("_power_scalar", [base], {"scalar": exp})
+        return invoke_sym("_PowerScalar", [base], {"scalar": exp})
     if isinstance(base, Number) and isinstance(exp, Symbol):
-        return invoke_sym("_rpower_scalar", [exp], {"scalar": base})
+        return invoke_sym("_RPowerScalar", [exp], {"scalar": base})
     if isinstance(base, Number) and isinstance(exp, Number):
         return base ** exp
     raise _types_error(base, exp)
@@ -60,11 +60,11 @@ def minimum(left, right):
 
 def _minmax(kind, left, right, py_fn):
     if isinstance(left, Symbol) and isinstance(right, Symbol):
-        return invoke_sym(f"_{kind}", [left, right], {})
+        return invoke_sym(f"_{kind.capitalize()}", [left, right], {})
     if isinstance(left, Symbol) and isinstance(right, Number):
-        return invoke_sym(f"_{kind}_scalar", [left], {"scalar": right})
+        return invoke_sym(f"_{kind.capitalize()}Scalar", [left], {"scalar": right})
     if isinstance(left, Number) and isinstance(right, Symbol):
-        return invoke_sym(f"_{kind}_scalar", [right], {"scalar": left})
+        return invoke_sym(f"_{kind.capitalize()}Scalar", [right], {"scalar": left})
     if isinstance(left, Number) and isinstance(right, Number):
         return py_fn(left, right)
     raise _types_error(left, right)

@@ -15,8 +15,13 @@ _AUX_INIT = {"moving_mean": '["zero", {}]', "moving_var": '["one", {}]',
 
 
 def invoke_sym(op, inputs, params, name=None, attr=None):
-    """Create an op node on ``inputs`` (Symbols, positional) and return its Symbol."""
-    op = _reg.get(op) if isinstance(op, str) else op
+    """Create an op node on ``inputs`` (Symbols, positional) and return its Symbol.
+
+    ``op`` is a registered name (its lowercase is the auto-name hint, as for the generated
+    ``mx.sym`` function of that name) or an OpDef.
+    """
+    if isinstance(op, str):
+        return make_function(_reg.get(op), op)(*inputs, name=name, attr=attr, **params)
     return make_function(op)(*inputs, name=name, attr=attr, **params)
 
 
@@ -29,17 +34,21 @@ def _entry(sym, op, argname):
     return sym._outputs[0]
 
 
-def create_node(op, args, kwargs, name=None, attr=None) -> Node:
+def create_node(op, args, kwargs, name=None, attr=None, hint=None) -> Node:
     """Split inputs from params, parse params, name the node, and fill missing inputs."""
     sym_kwargs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
-    params = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol) and v is not None}
+    input_names = set(op.list_inputs(_reg.Params()) if not callable(op.inputs) else ())
+    # An input passed as None counts as missing; an explicit None parameter is kept (MXNet
+    # stores it as "None").
+    params = {k: v for k, v in kwargs.items()
+              if not isinstance(v, Symbol) and not (v is None and k in input_names)}
     if op.key_var_num_args and op.key_var_num_args not in params:
         params[op.key_var_num_args] = len(args) + len(sym_kwargs)
     raw_name = name
     attrs = AttrScope.current().get(attr)
     for k in [k for k in attrs if not (k.startswith("__") and k.endswith("__"))]:
         params.setdefault(k, attrs.pop(k))  # MXNet parses plain attr keys as op parameters
-    name = NameManager.current().get(name, op.hint)
+    name = NameManager.current().get(name, hint or op.hint)
     p, given = op.parse_params(params, raw_name or "")
     in_names = op.list_inputs(p)
     aux_names = op.list_aux(p)
@@ -68,15 +77,21 @@ def create_node(op, args, kwargs, name=None, attr=None) -> Node:
     return Node(op, name, p, given, attrs, tuple(entries))
 
 
-def make_function(op):
-    """The ``mx.sym.<Op>`` function for ``op`` with a real signature and docstring."""
+def make_function(op, fname=None):
+    """The ``mx.sym.<fname>`` function for ``op`` with a real signature and docstring.
+
+    As in MXNet, unnamed nodes are named after the function called: ``mx.sym.split`` gives
+    ``split0`` and ``mx.sym.SliceChannel`` gives ``slicechannel0``.
+    """
+    hint = fname.lower() if fname else op.hint
+    fname = fname or op.name
 
     def fn(*args, name=None, attr=None, **kwargs):
-        node = create_node(op, args, kwargs, name=name, attr=attr)
+        node = create_node(op, args, kwargs, name=name, attr=attr, hint=hint)
         return Symbol([(node, i) for i in range(node.num_visible_outputs)])
 
-    fn.__name__ = op.name
-    fn.__qualname__ = op.name
+    fn.__name__ = fname
+    fn.__qualname__ = fname
     fn.__doc__ = op.signature_doc() + "\n\nReturns\n-------\nSymbol\n    The result symbol."
     fn.__signature__ = _signature(op, symbolic=True)
     return fn
@@ -105,9 +120,7 @@ def _signature(op, symbolic):
 def populate(namespace: dict, internal: dict):
     """Put every public op into ``namespace`` and every op into ``internal``."""
     for name, op in _reg.all_ops().items():
-        f = make_function(op)
-        if name != op.name:
-            f.__name__ = name
+        f = make_function(op, name)
         internal[name] = f
         if op.public and not name.startswith("_"):
             namespace.setdefault(name, f)

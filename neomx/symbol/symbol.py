@@ -307,20 +307,20 @@ class Symbol:
             return _r.invoke_sym(scalar_op, [self], {"scalar": other})
         raise TypeError(f"type {type(other).__name__} not supported")
 
-    def __add__(self, o): return self._binary(o, "elemwise_add", "_plus_scalar")
+    def __add__(self, o): return self._binary(o, "_Plus", "_PlusScalar")
     def __radd__(self, o): return self.__add__(o)
-    def __sub__(self, o): return self._binary(o, "elemwise_sub", "_minus_scalar")
-    def __rsub__(self, o): return self._rscalar(o, "_rminus_scalar")
-    def __mul__(self, o): return self._binary(o, "elemwise_mul", "_mul_scalar")
+    def __sub__(self, o): return self._binary(o, "_Minus", "_MinusScalar")
+    def __rsub__(self, o): return self._rscalar(o, "_RMinusScalar")
+    def __mul__(self, o): return self._binary(o, "_Mul", "_MulScalar")
     def __rmul__(self, o): return self.__mul__(o)
-    def __truediv__(self, o): return self._binary(o, "elemwise_div", "_div_scalar")
-    def __rtruediv__(self, o): return self._rscalar(o, "_rdiv_scalar")
+    def __truediv__(self, o): return self._binary(o, "_Div", "_DivScalar")
+    def __rtruediv__(self, o): return self._rscalar(o, "_RDivScalar")
     __div__, __rdiv__ = __truediv__, __rtruediv__
-    def __mod__(self, o): return self._binary(o, "_mod", "_mod_scalar")
-    def __rmod__(self, o): return self._rscalar(o, "_rmod_scalar")
-    def __pow__(self, o): return self._binary(o, "_power", "_power_scalar")
+    def __mod__(self, o): return self._binary(o, "_Mod", "_ModScalar")
+    def __rmod__(self, o): return self._rscalar(o, "_RModScalar")
+    def __pow__(self, o): return self._binary(o, "_Power", "_PowerScalar")
     def __rpow__(self, o): return self._rscalar(o, "_rpower_scalar")
-    def __neg__(self): return self._binary(-1.0, None, "_mul_scalar")
+    def __neg__(self): return self._binary(-1.0, None, "_MulScalar")
 
     def __abs__(self):
         from . import register as _r
@@ -351,7 +351,7 @@ class Symbol:
         from . import register as _r
 
         def method(*args, **kwargs):
-            return _r.make_function(op)(self, *args, **kwargs)
+            return _r.make_function(op, name)(self, *args, **kwargs)
         return method
 
     def astype(self, dtype):
