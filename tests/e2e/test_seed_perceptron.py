@@ -27,6 +27,7 @@ def test_perceptron_reaches_tutorial_accuracy(seed, capsys):
 
 def test_example_main_runs(tmp_path, capsys):
     mod = _load_example()
-    assert mod.main(["--iterations", "30", "--out-dir", str(tmp_path), "--seed", "1"]) == 0
+    assert mod.main(["--iterations", "30", "--sections", "mlp", "--out-dir", str(tmp_path),
+                     "--seed", "1"]) == 0
     assert (tmp_path / "toy_data.png").exists()
     assert "iteration 20, accuracy" in capsys.readouterr().out
