@@ -28,6 +28,15 @@ from . import io
 from . import test_utils
 from . import visualization
 from . import visualization as viz
+from . import lr_scheduler
+from . import optimizer
+from . import metric
+from . import model
+from . import callback
+from . import kvstore
+from . import kvstore as kv
+from . import module
+from . import module as mod
 
 __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "nd", "ndarray", "sym", "symbol", "name", "attribute", "AttrScope", "random", "autograd",
