@@ -18,6 +18,7 @@ populate(globals(), _internal_dict)
 from .functions import *  # noqa: E402,F401,F403  (array-or-scalar dispatch: maximum, power, ...)
 from . import functions as _functions  # noqa: E402
 _internal = SimpleNamespace(**_internal_dict)
+from .serialization import save, load, load_frombuffer  # noqa: E402  (MXNet's .params format)
 
 
 def _ctx(ctx) -> Context:
@@ -152,4 +153,5 @@ uniform = _internal_dict["_random_uniform"]
 normal = _internal_dict["_random_normal"]
 
 __all__ = list(_functions.__all__) + ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "waitall",
-           "zeros_like", "ones_like", "concatenate", "moveaxis", "random"]
+           "zeros_like", "ones_like", "concatenate", "moveaxis", "random",
+           "save", "load", "load_frombuffer"]

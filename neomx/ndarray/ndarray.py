@@ -278,6 +278,9 @@ class NDArray:
                 return
             src = _to_tensor(value, t)
             if isinstance(key, slice) and key == slice(None):
+                if src is t or (src.data_ptr() == t.data_ptr() and src.shape == t.shape
+                                 and src.stride() == t.stride() and src.dtype == t.dtype):
+                    return  # ``a[:] -= x`` hands the (already updated) view back to itself
                 engine.push(lambda: t.copy_(src), reads=(value,), writes=(self,))
             else:
                 idx = self._index(key)
@@ -292,44 +295,61 @@ class NDArray:
 
     # --- arithmetic -----------------------------------------------------------------------
     def _bin(self, other, opname, scalar_op, reverse=False):
-        if isinstance(other, NDArray):
+        """``self (op) other`` with MXNet's rules: broadcasting, no dtype promotion, scalars cast
+        to the array's dtype, CPU ids may differ but CPU and GPU may not."""
+        if other.__class__ is NDArray or isinstance(other, NDArray):
             a, b = (other, self) if reverse else (self, other)
-            check_same_device([a, b], opname)
             ta, tb = a._data, b._data
+            if a._ctx is not b._ctx:
+                check_same_device([a, b], opname)
+                if tb.device != ta.device:
+                    tb = tb.to(ta.device)
             if ta.dtype != tb.dtype:
                 raise MXNetError(
                     f"Incompatible attr in node  at 1-th input: expected {np.dtype(a.dtype).name}, "
                     f"got {np.dtype(b.dtype).name}")
-            fn = _ew.BINARY_FN[opname]
-            if tb.device != ta.device:
-                tb = tb.to(ta.device)
             if ta.shape != tb.shape:
                 try:
                     torch.broadcast_shapes(ta.shape, tb.shape)
                 except RuntimeError:
                     raise MXNetError(f"operands could not be broadcast together with shapes "
                                      f"{shape_str(ta.shape)} {shape_str(tb.shape)}") from None
-            out = engine.push(lambda: fn(ta, tb), reads=(a, b), ctx=a._ctx)
-            return from_torch(out, a._ctx)
+            fn = _ew.BINARY_FN[opname]
+            return from_torch(engine.push(lambda: fn(ta, tb), (a, b)), a._ctx)
         if isinstance(other, numeric_types) and not isinstance(other, np.ndarray):
             fn = _ew.SCALAR_FN[scalar_op]
             t = self._data
-            s = _ew._scalar_value(t, float(other) if not isinstance(other, (bool, np.bool_)) else float(other))
-            return from_torch(engine.push(lambda: fn(t, s), reads=(self,)), self._ctx)
+            s = _ew._scalar_value(t, float(other))
+            return from_torch(engine.push(lambda: fn(t, s), (self,)), self._ctx)
         if isinstance(other, np.ndarray):
             from . import array as _array
             return self._bin(_array(other, ctx=self._ctx, dtype=self.dtype), opname, scalar_op, reverse)
         return NotImplemented
 
+    # In-place kernels for ``a op= b`` on floating-point arrays (no temporary, no copy back).
+    _INPLACE = {"broadcast_add": torch.Tensor.add_, "broadcast_sub": torch.Tensor.sub_,
+                "broadcast_mul": torch.Tensor.mul_, "broadcast_div": torch.Tensor.div_}
+
     def _inplace(self, other, opname, scalar_op):
+        t = self._data
+        kernel = self._INPLACE.get(opname)
+        if kernel is not None and t.is_floating_point():
+            if isinstance(other, NDArray) and other._ctx is self._ctx and other._data.dtype == t.dtype:
+                o = other._data
+                if o.shape == t.shape or torch.broadcast_shapes(o.shape, t.shape) == t.shape:
+                    engine.push(lambda: kernel(t, o), (other,), (self,))
+                    return self
+            elif isinstance(other, (int, float)) and not isinstance(other, bool):
+                engine.push(lambda: kernel(t, other), (), (self,))
+                return self
         res = self._bin(other, opname, scalar_op)
         if res is NotImplemented:
             return res
         if res.shape != self.shape:
             raise MXNetError(f"in-place {opname}: result of shape {shape_str(res.shape)} does not fit "
                              f"an array of shape {shape_str(self.shape)}")
-        t, r = self._data, res._data
-        engine.push(lambda: t.copy_(r), reads=(res,), writes=(self,))
+        r = res._data
+        engine.push(lambda: t.copy_(r), (res,), (self,))
         return self
 
     def __add__(self, o): return self._bin(o, "broadcast_add", "_plus_scalar")

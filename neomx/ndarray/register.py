@@ -33,18 +33,48 @@ def _check(op, p, arrays):
                              f"Provided = {shape_str(have)}, inferred shape={shape_str(want)}")
 
 
-def invoke(op, p, inputs, out=None, ctx=None, is_train=False):
-    """Run ``op`` eagerly on NDArrays; returns an NDArray or a list (visible outputs)."""
+# Inputs already validated: (id(params), shapes, dtypes). Params objects come from per-function
+# caches and live as long as them, so their ids are stable keys.
+_CHECKED: set = set()
+_OC_CACHE: dict = {}
+
+
+def _checked(op, p, inputs):
+    key = (id(p), tuple(a._data.shape for a in inputs), tuple(a._data.dtype for a in inputs))
+    if key in _CHECKED:
+        return
+    _check(op, p, inputs)
+    if len(_CHECKED) > 8192:
+        _CHECKED.clear()
+    _CHECKED.add(key)
+
+
+def _op_context(is_train, dev):
+    oc = _OC_CACHE.get((is_train, dev))
+    if oc is None:
+        oc = _OC_CACHE[(is_train, dev)] = OpContext(is_train=is_train, device=dev)
+    return oc
+
+
+def invoke(op, p, inputs, out=None, ctx=None, is_train=False, cached_params=False):
+    """Run ``op`` eagerly on NDArrays; returns an NDArray or a list (visible outputs).
+
+    ``cached_params`` says ``p`` is a long-lived (cached) object, so validation of these input
+    shapes and dtypes can be remembered.
+    """
     if inputs:
-        ctx = check_same_device(inputs, op.name)
+        ctx = inputs[0]._ctx if len(inputs) == 1 else check_same_device(inputs, op.name)
     else:
         ctx = ctx if isinstance(ctx, Context) else (Context(*_parse_ctx(ctx)) if ctx else current_context())
-    _check(op, p, inputs)
+    if cached_params:
+        _checked(op, p, inputs)
+    else:
+        _check(op, p, inputs)
     tensors = [a._data for a in inputs]
     dev = ctx.torch_device
     if inputs:
         tensors = [t if t.device == dev else t.to(dev) for t in tensors]
-    oc = OpContext(is_train=is_train, device=dev)
+    oc = _op_context(is_train, dev)
     try:
         res = engine.push(lambda: op.forward(p, tensors, oc), reads=inputs,
                           writes=inputs[len(op.list_inputs(p)):] if op.mutates_aux else (), ctx=ctx)
@@ -82,17 +112,36 @@ def make_function(op):
     """The ``mx.nd.<Op>`` function for ``op``, with a real signature and docstring."""
     from .. import autograd
     input_names = set() if callable(op.inputs) else set(op.inputs)
+    cache: dict = {}  # parameter kwargs -> (Params, input names); parsing once per distinct call
+
+    def parsed(params):
+        try:
+            key = tuple(sorted(params.items()))
+            hit = cache.get(key)
+        except TypeError:  # unhashable values (lists): parse every time
+            p, _ = op.parse_params(params, "")
+            return p, op.list_inputs(p) + op.list_aux(p), False
+        if hit is None:
+            p, _ = op.parse_params(params, "")
+            hit = (p, op.list_inputs(p) + op.list_aux(p))
+            if len(cache) < 1024:
+                cache[key] = hit
+            else:
+                return hit[0], hit[1], False
+        return hit[0], hit[1], True
 
     def fn(*args, out=None, name=None, ctx=None, **kwargs):
-        arrays = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
-        params = {k: v for k, v in kwargs.items()
-                  if not isinstance(v, NDArray) and not (v is None and k in input_names)}
+        if kwargs:
+            arrays = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
+            params = {k: v for k, v in kwargs.items()
+                      if not isinstance(v, NDArray) and not (v is None and k in input_names)}
+        else:
+            arrays, params = {}, {}
         if op.key_var_num_args and op.key_var_num_args not in params:
             params[op.key_var_num_args] = len(args) + len(arrays)
         if ctx is not None and "ctx" in op.param_map:
             params["ctx"] = str(ctx)
-        p, _ = op.parse_params(params, name or "")
-        names = op.list_inputs(p) + op.list_aux(p)
+        p, names, stable = parsed(params)
         inputs = [None] * len(names)
         if len(args) > len(names):
             raise MXNetError(f"{op.name}: expected at most {len(names)} inputs {names}, got {len(args)}")
@@ -107,7 +156,8 @@ def make_function(op):
         missing = [n for n, a in zip(names, inputs) if a is None]
         if missing:
             raise MXNetError(f"{op.name}: missing input(s) {missing}; inputs are {names}")
-        return invoke(op, p, inputs, out=out, ctx=ctx, is_train=autograd.is_training())
+        return invoke(op, p, inputs, out=out, ctx=ctx, is_train=autograd.is_training(),
+                      cached_params=stable)
 
     fn.__name__ = op.name
     fn.__qualname__ = op.name
