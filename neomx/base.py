@@ -26,7 +26,7 @@ class NotSupportedForSparseNDArray(MXNetError):
 # --- dtypes -----------------------------------------------------------------------------------
 # MXNet type codes (mshadow::TypeFlag) used in JSON `__dtype__` attrs and .params files.
 _CODE_TO_NP = {0: np.float32, 1: np.float64, 2: np.float16, 3: np.uint8, 4: np.int32,
-               5: np.int8, 6: np.int64, 7: np.bool_, 12: np.int16}
+               5: np.int8, 6: np.int64, 7: np.bool_, 8: np.int16}
 _NP_TO_CODE = {np.dtype(v): k for k, v in _CODE_TO_NP.items()}
 _NP_TO_TORCH = {
     np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64,

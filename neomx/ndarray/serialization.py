@@ -43,7 +43,9 @@ _LEGACY_MAX_NDIM = 32     # a pre-V1 record starts with its ndim instead of a ma
 _MIN_RECORD_BYTES = 16    # no record layout is shorter (pre-V1, ndim 1, zero-size)
 _STYPES = {0: "default", 1: "row_sparse", 2: "csr"}
 _NUM_AUX = {1: 1, 2: 2}   # row_sparse: row indices; csr: indptr, indices
-_MAX_DENSE_BYTES = 1 << 32  # sparse records load dense; a tiny file must not claim a huge one
+# Sparse records load dense, so a few stored rows can claim a huge array: allow 64 MiB or 64x
+# the file's size, whichever is more.
+_DENSE_FREE_BYTES, _DENSE_RATIO = 64 << 20, 64
 
 # MXNet type flag -> torch dtype. Codes 0-7 as in base; 12 is bfloat16 in MXNet 1.9.1's mshadow.
 _CODE_TO_TORCH = {c: dtype_torch(dtype_from_code(c)) for c in range(8)}
@@ -97,9 +99,12 @@ class _Reader:
         self.need(ndim * itemsize, f"{what} of ndim {ndim}")
         dims = np.frombuffer(self.buf, dtype=dim_fmt, count=ndim, offset=self.pos)
         self.pos += ndim * itemsize
-        if (dims < 0).any():
-            raise _invalid(f"{self.where}: {what} {tuple(int(d) for d in dims)} has a negative dim")
-        return tuple(int(d) for d in dims)
+        shape = tuple(int(d) for d in dims)
+        if any(d < 0 for d in shape):
+            raise _invalid(f"{self.where}: {what} {shape} has a negative dim")
+        if math.prod(d for d in shape if d) >= 1 << 63:  # torch would overflow even at size 0
+            raise _invalid(f"{self.where}: {what} {shape} overflows int64")
+        return shape
 
     def dtype(self, what: str) -> torch.dtype:
         code = self.i32(what)
@@ -147,9 +152,10 @@ def _densify(r: _Reader, stype: int, sshape: tuple, shape: tuple, dtype: torch.d
     values = r.tensor(sshape, dtype, "sparse values")
     idx = [r.tensor(s, t, f"aux data {k}").to(torch.int64) for k, (t, s) in enumerate(aux)]
     nbytes = math.prod(shape) * values.element_size()
-    if nbytes > _MAX_DENSE_BYTES:
+    if nbytes > max(_DENSE_FREE_BYTES, _DENSE_RATIO * len(r.buf)):
         raise MXNetError(f"{r.where}: neomx has no sparse arrays and loads {_STYPES[stype]} "
-                         f"records dense, but shape {shape} would need {nbytes} bytes")
+                         f"records dense, but shape {shape} would need {nbytes} bytes, more "
+                         f"than {_DENSE_RATIO}x the file's {len(r.buf)} bytes")
     if stype == 1:  # row_sparse: values[k] is row idx[k]
         rows = idx[0].reshape(-1)
         if (len(shape) < 1 or len(sshape) != len(shape) or sshape[1:] != shape[1:]
