@@ -108,3 +108,12 @@ def load_checkpoint(prefix, epoch):
     symbol = sym.load('%s-symbol.json' % prefix)
     arg_params, aux_params = load_params(prefix, epoch)
     return (symbol, arg_params, aux_params)
+
+
+# --- Training callbacks' argument (added with the Module issue) -----------------------------
+from collections import namedtuple  # noqa: E402
+
+BatchEndParam = namedtuple("BatchEndParams", ["epoch", "nbatch", "eval_metric", "locals"])
+BatchEndParam.__doc__ = """What ``Module.fit``/``score`` pass to each batch-end callback: the epoch,
+the batch number within it, the metric being accumulated and the caller's ``locals()``."""
+__all__.append("BatchEndParam")
