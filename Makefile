@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.neomx-installed
 
-.PHONY: test demo venv clean test-fast system-deps
+.PHONY: test demo venv clean test-fast system-deps bench
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ test-fast: $(STAMP)
 
 demo: $(STAMP)
 	MPLBACKEND=Agg $(PY) examples/mixed_programming.py --out-dir out
+
+# Benchmarks vs MXNet 1.9.1 and PyTorch eager (not tests: ~15 min; see benchmarks/README.md).
+# Options through BENCH_ARGS, e.g. make bench BENCH_ARGS="--quick" or "--workloads lenet --threads 1".
+bench: $(STAMP)
+	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info out
