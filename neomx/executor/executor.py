@@ -152,6 +152,9 @@ class Executor:
 
     def _run_forward(self, is_train):
         vals = self._vals
+        # Drop the previous iteration's values first, so they are not alive beside the new ones.
+        for s in range(len(vals)):
+            vals[s] = None
         for s, a in zip(self._var_slots, self.arg_arrays + self.aux_arrays):
             vals[s] = a._data
         oc = OpContext(is_train=is_train, device=self._ctx.torch_device)

@@ -158,6 +158,8 @@ def _conv_infer_shape(p, ins, outs):
     return ins, [out]
 
 
+from .conv_kernels import conv_backward, conv_forward  # noqa: E402
+
 _CONV_FN = {1: TF.conv1d, 2: TF.conv2d, 3: TF.conv3d}
 
 
@@ -168,21 +170,18 @@ def _conv_forward(p, ins, oc):
     last = _layout_is_last(p.layout, nsp, "Convolution")
     if last:
         x, w = _to_first(x, nsp), _to_first(w, nsp)
-    y = _CONV_FN[nsp](x, w, b, stride, pad, dilate, p.num_group)
+    y = conv_forward(_CONV_FN[nsp], x, w, b, stride, pad, dilate, p.num_group, nsp)
     return _to_last(y, nsp) if last else y
 
 
 def _conv_backward(p, ins, oc):
-    """(d data, d weight[, d bias]) from one aten.convolution_backward call."""
+    """(d data, d weight[, d bias]); see conv_kernels for the formulations used."""
     nsp, stride, dilate, pad = _conv_geometry(p)
     g, x, w = ins
     last = _layout_is_last(p.layout, nsp, "Convolution")
     if last:
         g, x, w = _to_first(g, nsp), _to_first(x, nsp), _to_first(w, nsp)
-    bias_sizes = None if p.no_bias else [w.shape[0]]
-    dx, dw, db = torch.ops.aten.convolution_backward(
-        g.contiguous(), x, w, bias_sizes, list(stride), list(pad), list(dilate), False,
-        [0] * nsp, p.num_group, [True, True, not p.no_bias])
+    dx, dw, db = conv_backward(g, x, w, not p.no_bias, stride, pad, dilate, p.num_group, nsp)
     if last:
         dx, dw = _to_last(dx, nsp), _to_last(dw, nsp)
     return (dx, dw) if p.no_bias else (dx, dw, db)

@@ -82,8 +82,14 @@ _ACT = {
 }
 
 
+# relu, sigmoid and tanh differentiate from their output, softrelu and softsign from their input:
+# the backward node reads only that one, so the other can be freed after forward.
+_ACT_FROM_OUTPUT = ("relu", "sigmoid", "tanh")
+
+
 def _act_backward(p, ins, oc):
-    g, x, y = ins
+    g, src = ins
+    x = y = src
     t = p.act_type
     # ATen's fused backward kernels: one pass instead of three or four elementwise ones.
     if t == "relu":
@@ -103,12 +109,13 @@ _ACT_PARAMS = (Param("act_type", "str", doc="Activation function to be applied."
 register(OpDef(
     "Activation", lambda p, ins, oc: _ACT[p.act_type](ins[0]), same_shape, params=_ACT_PARAMS,
     gradient=lambda F, p, ins, outs, ograds: [
-        F._backward_Activation(ograds[0], ins[0], outs[0], act_type=p.act_type)],
+        F._backward_Activation(ograds[0], outs[0] if p.act_type in _ACT_FROM_OUTPUT else ins[0],
+                               act_type=p.act_type)],
     doc="Applies an activation function element-wise to the input.\n\n"
         "relu: max(x, 0); sigmoid: 1/(1+exp(-x)); tanh; softrelu: log(1+exp(x));\n"
         "softsign: x/(1+|x|)."))
 register(OpDef("_backward_Activation", _act_backward, same_shape, params=_ACT_PARAMS,
-               inputs=("out_grad", "data", "output"), public=False,
+               inputs=("out_grad", "src"), public=False,
                doc="Gradient of Activation."))
 
 

@@ -1,0 +1,40 @@
+"""The CPU convolution kernel choices compute the same values as ATen's reference backward."""
+import itertools
+
+import pytest
+import torch
+
+from neomx.ops import conv_kernels as ck
+
+CONFIGS = [  # (C, F, H, k, stride, pad, dilate)
+    (1, 4, 9, 3, 1, 0, 1), (1, 4, 9, 3, 2, 1, 1), (1, 3, 10, 3, 1, 2, 2), (3, 5, 8, 3, 1, 1, 1),
+    (16, 6, 7, 3, 1, 0, 1), (16, 6, 9, 3, 2, 1, 1), (8, 4, 9, 2, 1, 1, 2), (20, 50, 12, 5, 1, 0, 1),
+]
+
+
+@pytest.mark.parametrize("cfg,bias", list(itertools.product(CONFIGS, [True, False])), ids=str)
+def test_conv_backward_matches_aten(cfg, bias):
+    c, f, h, k, s, p, d = cfg
+    g0 = torch.Generator().manual_seed(0)
+    x = torch.randn(5, c, h, h, dtype=torch.float64, generator=g0)
+    w = torch.randn(f, c, k, k, dtype=torch.float64, generator=g0)
+    b = torch.randn(f, dtype=torch.float64, generator=g0) if bias else None
+    y = ck.conv_forward(torch.nn.functional.conv2d, x, w, b, (s, s), (p, p), (d, d), 1, 2)
+    ref_y = torch.nn.functional.conv2d(x, w, b, s, p, d)
+    torch.testing.assert_close(y, ref_y)
+    g = torch.randn(ref_y.shape, dtype=torch.float64, generator=g0)
+    got = ck.conv_backward(g, x, w, bias, (s, s), (p, p), (d, d), 1, 2)
+    ref = torch.ops.aten.convolution_backward(g, x, w, [f] if bias else None, [s, s], [p, p],
+                                              [d, d], False, [0, 0], 1, [True, True, bias])
+    for name, a, r in zip(("dx", "dw", "db"), got, ref):
+        if r is None:
+            assert a is None
+            continue
+        assert a.shape == r.shape, name
+        torch.testing.assert_close(a, r, msg=name)
+
+
+@pytest.mark.parametrize("cfg", [c for c in CONFIGS if c[0] == 1], ids=str)
+def test_single_channel_backward_in_chunks(cfg, monkeypatch):
+    monkeypatch.setattr(ck, "CHUNK_BYTES", 1)  # one sample per chunk
+    test_conv_backward_matches_aten(cfg, True)
