@@ -42,8 +42,9 @@ METRICS = {
     "imperative": ("us_per_op", "us/op", "small NDArray ops (16x16)"),
     "bind": ("time_s", "s", "LeNet simple_bind + init + 1st iteration"),
     "memory": ("peak_mib", "MiB", "peak RSS above baseline, LeNet batch 1024"),
+    "dist": ("time_s", "s", "LeNet, 20 steps of batch 256 over 2 worker processes"),
 }
-HEAVY = ("lenet", "lenet-2dev", "memory")
+HEAVY = ("lenet", "lenet-2dev", "memory", "dist")
 # The issue's targets: neomx's median <= factor x the peer's median (or an absolute bound).
 TARGETS = {
     "lenet": [("mxnet", 0.6), ("torch", 0.8)],
@@ -212,6 +213,17 @@ def _fmt(v, unit):
     return f"{v:.3f}" if v < 10 else f"{v:.1f}"
 
 
+def _extra_row(w, peers, label, unit, fmt):
+    """A table row from each peer's median extras (``-`` where they are missing)."""
+    row = [label, unit]
+    for p in peers:
+        try:
+            row.append(fmt(w["peers"].get(p, {}).get("extra_median", {})))
+        except KeyError:
+            row.append("-")
+    return row
+
+
 def build_table(result):
     peers = result["meta"]["requested_peers"]
     skipped = result["meta"]["skipped"]
@@ -240,6 +252,15 @@ def build_table(result):
                 g = w["peers"].get(p, {}).get("extra_median", {}).get("gflops")
                 row.append("-" if g is None else (f"{g:.1f} ({100 * g / ceil:.0f}%)" if ceil else f"{g:.1f}"))
             rows.append(row + [""] * len(others))
+        if name == "dist":
+            rows.append(_extra_row(w, peers, "  samples/s", "1 -> 2 workers",
+                                   lambda ex: f"{ex['sps_1w']:.0f} -> {ex['sps_2w']:.0f}")
+                        + [""] * len(others))
+            rows.append(_extra_row(w, peers, "  all-reduce", "ms/step (floor)",
+                                   lambda ex: (f"{ex['allreduce_ms_step']:.1f}"
+                                               if "allreduce_ms_step" in ex else "-")
+                                   + f" ({ex['allreduce_ms_micro']:.1f})")
+                        + [""] * len(others))
         if name == "bind":
             row = ["  import", "s"]
             for p in peers:

@@ -5,8 +5,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..base import mx_real_t
-from .utils import _getdata_by_idx, _init_data, concat_rows, slice_rows, tile_rows
+from ..base import MXNetError, mx_real_t
+from .utils import _getdata_by_idx, _init_data, concat_rows, slice_rows, take_rows, tile_rows
 
 __all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter"]
 
@@ -132,6 +132,12 @@ class DataIter:
         """Number of padding examples in the current batch."""
 
 
+def _part_rows(count: int, num_parts: int, part_index: int) -> np.ndarray:
+    """Row indices of one of ``num_parts`` equal contiguous parts (wrapping at the end)."""
+    size = -(-count // num_parts)
+    return np.arange(part_index * size, (part_index + 1) * size) % count
+
+
 class NDArrayIter(DataIter):
     """Iterate over NDArrays / numpy arrays in mini-batches, as MXNet's ``mx.io.NDArrayIter``.
 
@@ -154,6 +160,13 @@ class NDArrayIter(DataIter):
     data_name, label_name : str
     layout : str
         Its ``N`` marks the batch axis used for slicing and in ``provide_data``.
+    num_parts, part_index : int
+        Keep only part ``part_index`` of ``num_parts`` (one worker's shard in distributed
+        training: ``num_parts=kv.num_workers, part_index=kv.rank``). Parts are contiguous and
+        all of ``ceil(N / num_parts)`` examples -- the last one wraps around to the start of the
+        data when ``N`` does not divide evenly -- so every worker gets the same number of
+        batches, which dist_sync needs (each batch is a collective step). A neomx extension:
+        MXNet's NDArrayIter has no sharding.
 
     Examples
     --------
@@ -166,10 +179,21 @@ class NDArrayIter(DataIter):
     """
 
     def __init__(self, data, label=None, batch_size=1, shuffle=False, last_batch_handle="pad",
-                 data_name="data", label_name="softmax_label", layout="NCHW"):
+                 data_name="data", label_name="softmax_label", layout="NCHW", num_parts=1,
+                 part_index=0):
         super().__init__(batch_size)
         self.data = _init_data(data, allow_empty=False, default_name=data_name)
         self.label = _init_data(label, allow_empty=True, default_name=label_name)
+        num_parts, part_index = int(num_parts), int(part_index)
+        if not 0 <= part_index < num_parts:
+            raise MXNetError(f"NDArrayIter: part_index must be in [0, num_parts), got "
+                             f"part_index={part_index}, num_parts={num_parts}")
+        if num_parts > 1:
+            axis = layout.find("N")
+            rows = _part_rows(self.data[0][1].shape[axis], num_parts, part_index)
+            self.data = [(k, take_rows(v, rows, axis)) for k, v in self.data]
+            self.label = [(k, take_rows(v, rows, axis)) for k, v in self.label]
+        self.num_parts, self.part_index = num_parts, part_index
         self.idx = np.arange(self.data[0][1].shape[0])
         self.shuffle = shuffle
         self.last_batch_handle = last_batch_handle

@@ -12,7 +12,7 @@ from ..ndarray import NDArray, array
 from ..ndarray.ndarray import from_torch
 
 __all__ = ["_init_data", "_getdata_by_idx", "_has_instance", "slice_rows", "concat_rows",
-           "tile_rows"]
+           "tile_rows", "take_rows"]
 
 
 def _init_data(data, allow_empty, default_name):
@@ -103,3 +103,12 @@ def tile_rows(arr: NDArray, repeats: int) -> NDArray:
     reps = (repeats,) + (1,) * (t.dim() - 1)
     return from_torch(engine.push(lambda: t.repeat(*reps), reads=(arr,), ctx=arr.context),
                       arr.context)
+
+
+def take_rows(arr: NDArray, rows, axis: int = 0) -> NDArray:
+    """A copy of the rows ``rows`` (indices) of ``arr`` along ``axis``, dtype kept."""
+    ax = _axis(arr, axis)
+    t = arr._data
+    index = torch.as_tensor(np.asarray(rows, dtype=np.int64), device=t.device)
+    out = engine.push(lambda: t.index_select(ax, index), reads=(arr,), ctx=arr.context)
+    return from_torch(out, arr.context)

@@ -3,7 +3,8 @@
 A store name is matched case-insensitively, as in MXNet 1.9.1:
 
 * a name registered with ``KVStoreBase.register`` (e.g. ``'teststore'``) makes that class;
-* a name containing ``dist`` is a distributed store -- not available yet (MXNetError);
+* a name containing ``dist`` is a distributed store on torch.distributed
+  (:class:`~neomx.kvstore.dist.DistKVStore`; ``dist_async`` raises MXNetError);
 * ``nccl`` needs NCCL, which neomx does not bind (MXNetError, MXNet's text);
 * a name containing ``device`` makes a :class:`~neomx.kvstore.KVStore` reducing on the devices;
 * **any other name** makes a local :class:`~neomx.kvstore.KVStore` whose ``type`` is that name.
@@ -185,8 +186,9 @@ def create(name="local"):
     name : str
         ``'local'`` (reduce and update on the CPU), ``'device'`` (reduce and update on the first
         GPU holding the values), a registered store's name, or any other name (a local store
-        of that ``type``). Distributed names (``dist_sync``, ``dist_device_sync``,
-        ``dist_async``) and ``nccl`` raise MXNetError.
+        of that ``type``. ``dist_sync`` and ``dist_device_sync`` sum over the workers of a
+        torch.distributed job (started by ``python -m neomx.launch``, torchrun or Slurm;
+        MXNetError outside one); ``dist_async`` and ``nccl`` raise MXNetError.
 
     Examples
     --------
@@ -207,10 +209,8 @@ def create(name="local"):
     if name in KVStoreBase.kv_registry:
         return KVStoreBase.kv_registry[name]()
     if "dist" in name:
-        raise MXNetError(
-            f"kvstore '{name}': distributed KVStores (dist_sync, dist_device_sync, dist_async) "
-            "are not available in neomx yet; they come with the torch.distributed issue. Use "
-            "'local' or 'device' for training on several devices of one machine.")
+        from .dist import DistKVStore
+        return DistKVStore(name)
     if "nccl" in name:
         raise MXNetError(f"compile with USE_NCCL=1 to use {name} (neomx has no NCCL store; "
                          "use 'device' to reduce on the GPUs)")

@@ -30,7 +30,7 @@ class KVStore(KVStoreBase):
     * ``_init_value(key, value)``: the value to store at ``init`` (rank 0's, in a dist store);
     * ``_reduce(key, values)``: the sum over this worker's devices;
     * ``_reduce_workers(key, merged)``: the sum over workers (identity here; ``all_reduce``
-      for dist_sync);
+      for dist_sync); ``_reduce_workers_many(pairs)`` does it for all keys of one push;
     * ``_broadcast(key, stored, outs)``: copy the stored value into the pulled arrays;
     * ``rank`` and ``num_workers``.
 
@@ -115,6 +115,7 @@ class KVStore(KVStoreBase):
         or ``_set_updater``), ``updater(key, sum, stored)`` updates it in place. ``priority``
         is accepted for compatibility; work runs in call order.
         """
+        pending = []
         for k, vals in group_pairs(self._pairs(key, value)):
             stored = self._lookup(k)
             for v in vals:
@@ -122,8 +123,11 @@ class KVStore(KVStoreBase):
                     raise MXNetError(f"Check failed: from.shape() == to.shape(): operands shape "
                                      f"mismatch from.shape = {shape_str(v.shape)} "
                                      f"to.shape={shape_str(stored.shape)} (push to key {k})")
-            merged = self._reduce_workers(k, self._reduce(k, vals))
-            self._apply(k, merged, stored)
+            pending.append((k, self._reduce(k, vals), stored))
+        # all keys of one push cross the workers together (a dist store buckets them)
+        merged = self._reduce_workers_many([(k, m) for k, m, _ in pending])
+        for (k, _, stored), m in zip(pending, merged):
+            self._apply(k, m, stored)
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
         """Copy each key's stored value into ``out`` (an NDArray or a list, on any devices)."""
@@ -216,6 +220,11 @@ class KVStore(KVStoreBase):
     def _reduce_workers(self, key, merged: NDArray) -> NDArray:
         """The sum over workers: the identity for a single-process store."""
         return merged
+
+    def _reduce_workers_many(self, pairs) -> list:
+        """``[_reduce_workers(key, merged) for key, merged in pairs]``: the keys of one push,
+        in order (a distributed store sums them in a few bucketed all-reduces)."""
+        return [self._reduce_workers(k, m) for k, m in pairs]
 
     def _broadcast(self, key, stored: NDArray, outs) -> None:
         for o in outs:

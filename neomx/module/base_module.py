@@ -78,6 +78,16 @@ def _metric_global(eval_metric):
     return getter()
 
 
+def _worker_totals(module, eval_metric):
+    """``[(name, value)]`` of ``eval_metric`` summed over the workers of the module's dist
+    store (a collective: every worker calls it); empty without one."""
+    kv = getattr(module, "_kvstore", None)
+    total = getattr(kv, "total_metric", None)
+    if total is None or kv.num_workers < 2:
+        return []
+    return total(eval_metric)
+
+
 class BaseModule:
     """The base class of modules: a computation that binds to shapes, holds parameters and can
     be trained.
@@ -252,6 +262,11 @@ class BaseModule:
         ``Epoch[%d] Validation-<metric>=%f``) and resets ``train_data``. When stderr is a
         terminal a tqdm bar shows the epoch's progress.
 
+        With a dist KVStore (``kvstore='dist_sync'``) each worker trains on its own batches
+        (shard the data with ``num_parts=kv.num_workers, part_index=kv.rank``); the metric
+        lines above are this worker's, and ``Epoch[%d] Train-total-<metric>=%f`` /
+        ``Validation-total-...`` follow with the metric summed over all workers.
+
         Parameters
         ----------
         train_data : DataIter
@@ -283,6 +298,8 @@ class BaseModule:
             validation_metric = eval_metric
         if not isinstance(eval_metric, metric.EvalMetric):
             eval_metric = metric.create(eval_metric)
+        if eval_data is not None and not isinstance(validation_metric, metric.EvalMetric):
+            validation_metric = metric.create(validation_metric)  # one object: totals read it
 
         batches_per_epoch = None
         for epoch in range(begin_epoch, num_epoch):
@@ -297,6 +314,8 @@ class BaseModule:
                 bar.close()
             for name, val in eval_name_vals:
                 self.logger.info('Epoch[%d] Train-%s=%f', epoch, name, val)
+            for name, val in _worker_totals(self, eval_metric):
+                self.logger.info('Epoch[%d] Train-total-%s=%f', epoch, name, val)
             toc = time.time()
             self.logger.info('Epoch[%d] Time cost=%.3f', epoch, (toc - tic))
 
@@ -312,6 +331,8 @@ class BaseModule:
                                  batch_end_callback=eval_batch_end_callback, epoch=epoch)
                 for name, val in res:
                     self.logger.info('Epoch[%d] Validation-%s=%f', epoch, name, val)
+                for name, val in _worker_totals(self, validation_metric):
+                    self.logger.info('Epoch[%d] Validation-total-%s=%f', epoch, name, val)
             # end of 1 epoch, reset the data-iter for another epoch
             train_data.reset()
 

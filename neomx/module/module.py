@@ -52,11 +52,18 @@ def _create_kvstore(kvstore, num_device, arg_params):
     return (kv, update_on_kvstore)
 
 
+def _is_dist(kvstore) -> bool:
+    return kvstore is not None and 'dist' in kvstore.type
+
+
 def _initialize_kvstore(kvstore, param_arrays, arg_params, param_names, update_on_kvstore):
-    """Put the initial parameters into the store (and onto the devices when it updates)."""
+    """Put the initial parameters into the store (and onto the devices when it updates).
+
+    A dist store always broadcasts: every worker then starts from rank 0's parameters, also
+    when the workers update on their devices."""
     for idx, param_on_devs in enumerate(param_arrays):
         name = param_names[idx]
-        if not update_on_kvstore:
+        if not update_on_kvstore and not _is_dist(kvstore):
             kvstore.init(name, arg_params[name])
         else:
             kvstore.broadcast(name, arg_params[name], out=param_on_devs)
@@ -64,25 +71,40 @@ def _initialize_kvstore(kvstore, param_arrays, arg_params, param_names, update_o
 
 def _update_params_on_kvstore(param_arrays, grad_arrays, kvstore, param_names):
     """Per parameter: push the device gradients (summed, one optimizer step in the store) and
-    pull the new weight back to every device."""
+    pull the new weight back to every device. A dist store gets all parameters in one
+    ``pushpull``, so that it can all-reduce them in a few buckets."""
+    batch = ([], [], []) if _is_dist(kvstore) else None
     for index, (arg_list, grad_list) in enumerate(zip(param_arrays, grad_arrays)):
         if grad_list[0] is None:
             continue
-        kvstore.pushpull(param_names[index], grad_list, out=arg_list, priority=-index)
+        if batch is None:
+            kvstore.pushpull(param_names[index], grad_list, out=arg_list, priority=-index)
+        else:
+            for part, item in zip(batch, (param_names[index], grad_list, arg_list)):
+                part.append(item)
+    if batch and batch[0]:
+        kvstore.pushpull(batch[0], batch[1], out=batch[2])
 
 
 def _update_params(param_arrays, grad_arrays, updater, num_device, kvstore=None,
                    param_names=None):
-    """Update on the devices: sum gradients through ``kvstore`` (if any), then each device
-    runs ``updater`` on its own copy (index ``i * num_device + k`` for device k)."""
+    """Update on the devices: sum gradients through ``kvstore`` (if any; a dist store in one
+    ``pushpull``), then each device runs ``updater`` on its own copy (index
+    ``i * num_device + k`` for device k)."""
     updates = [[] for _ in range(num_device)]
+    batch = ([], []) if _is_dist(kvstore) else None
     for i, (arg_list, grad_list) in enumerate(zip(param_arrays, grad_arrays)):
         if grad_list[0] is None:
             continue
-        if kvstore:
+        if batch is not None:
+            batch[0].append(param_names[i])
+            batch[1].append(grad_list)
+        elif kvstore:
             kvstore.pushpull(param_names[i], grad_list, priority=-i)
         for k, (w, g) in enumerate(zip(arg_list, grad_list)):
             updates[k].append((i * num_device + k, g, w))
+    if batch and batch[0]:
+        kvstore.pushpull(batch[0], batch[1])
     for dev_updates in updates:
         if dev_updates:
             idx, grads, weights = zip(*dev_updates)
