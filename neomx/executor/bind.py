@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..base import MXNetError, dtype_np, dtype_torch
+from ..base import MXNetError, dtype_torch
 from ..context import Context
 from ..ndarray.ndarray import NDArray, from_torch
 from .executor import Executor

@@ -13,9 +13,6 @@ from ..ops.registry import OpContext
 from ..symbol.node import Node, aux_variables, topo_order
 from .plan import Plan
 
-_REQS = ("null", "write", "add", "inplace")
-
-
 class Executor:
     """A bound graph (made by ``Symbol.simple_bind`` / ``Symbol.bind``).
 
@@ -105,10 +102,8 @@ class Executor:
         bwd._plan_frees(fwd_slots | {s for s in self._grad_slots if s is not None})
         self._fwd, self._bwd = fwd, bwd
         self._hg_slots = [slot_of[(id(hg), 0)] for hg in self._head_grad_nodes]
-        self._is_loss_head = [n.op is not None and n.op.is_loss for n, _ in heads]
         self._nslots = len(slot_of)
         self._vals = [None] * self._nslots
-        self._shapes = shapes
 
     # --- dictionaries ---------------------------------------------------------------------
     @property

@@ -1,9 +1,7 @@
 """Builds ``mx.nd.<Op>`` functions from the operator table and runs them through the engine."""
 from __future__ import annotations
 
-import inspect
 
-import numpy as np
 
 from .. import engine
 from ..base import MXNetError, shape_str

@@ -63,16 +63,14 @@ def conv_backward(g, x, w, has_bias, stride, pad, dilate, groups, nsp):
     """(dx, dw, db or None) of a convolution, by the fastest known formulation."""
     if not _fast_path(x, nsp, groups):
         return _aten_backward(g, x, w, has_bias, stride, pad, dilate, groups, nsp)
-    n, c, f = x.shape[0], x.shape[1], w.shape[0]
-    fmt = _memory_format(x)
     unit = all(s == 1 for s in stride) and all(d == 1 for d in dilate)
-    if c == 1:
+    if x.shape[1] == 1:
         return _single_channel_backward(g, x, w, has_bias, stride, pad, dilate, unit)
-    else:
-        gg, xx, ww = (t.contiguous(memory_format=fmt) for t in (g, x, w))
-        dx = torch.ops.aten.convolution_backward(
-            gg, xx, ww, None, list(stride), list(pad), list(dilate), False, [0, 0], 1,
-            [True, False, False])[0]
+    fmt = _memory_format(x)
+    gg, xx, ww = (t.contiguous(memory_format=fmt) for t in (g, x, w))
+    dx = torch.ops.aten.convolution_backward(
+        gg, xx, ww, None, list(stride), list(pad), list(dilate), False, [0, 0], 1,
+        [True, False, False])[0]
     if unit:
         dw = _dw_batch_as_channels(g, x, pad)
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .registry import OpDef, Param, ShapeError, register, same_shape, same_type, zero_gradient, _sh
+from .registry import OpDef, Param, ShapeError, register, same_shape, zero_gradient, _sh
 
 _FLOAT_TYPES = (torch.float16, torch.float32, torch.float64, torch.bfloat16)
 

@@ -23,7 +23,6 @@ Conventions shared by every rule:
 from __future__ import annotations
 
 import ast
-import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 

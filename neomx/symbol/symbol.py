@@ -1,8 +1,6 @@
 """Symbol: a declarative graph handle (a tuple of output entries of :class:`Node`)."""
 from __future__ import annotations
 
-import copy as _copy
-import json as _json
 import warnings
 
 import numpy as np
@@ -11,7 +9,7 @@ from ..base import MXNetError, dtype_code, dtype_np, string_types
 from ..graph import infer as _infer
 from ..ops import registry as _reg
 from .node import Node, aux_variables, topo_order
-from .scope import HIDDEN_KEYS, AttrScope, NameManager, check_attr_dict
+from .scope import HIDDEN_KEYS, AttrScope
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json"]
 
