@@ -20,7 +20,7 @@ from .base import Var
 from .naive import NaiveEngine
 from .threaded import ThreadedEngine
 
-__all__ = ["Var", "NaiveEngine", "ThreadedEngine", "push", "wait_for", "wait_all", "get_engine",
+__all__ = ["Var", "NaiveEngine", "ThreadedEngine", "push", "idle", "wait_for", "wait_all", "get_engine",
            "set_engine", "reset_engine"]
 
 
@@ -51,6 +51,12 @@ def reset_engine(prev):
 def push(fn, reads=(), writes=(), ctx=None, asynchronous=False):
     """Schedule ``fn()`` after its dependencies; inline pushes return what ``fn`` returns."""
     return _state["engine"].push(fn, reads, writes, ctx, asynchronous)
+
+
+def idle():
+    """True when no asynchronous work is in flight, so inline work may run directly on the
+    calling thread without a dependency check (the fast path of small NDArray operations)."""
+    return not _state["engine"]._inflight
 
 
 def wait_for(array):

@@ -100,8 +100,10 @@ class ThreadedEngine:
 
     # --- waiting --------------------------------------------------------------------------
     def wait_for(self, array):
+        if not self._inflight:
+            return
         v = getattr(array, "_var", None)
-        if v is None or not self._inflight:
+        if v is None:
             return
         f = v.write
         if f is not None:

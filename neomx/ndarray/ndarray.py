@@ -2,6 +2,7 @@
 no dtype promotion, float32 by default)."""
 from __future__ import annotations
 
+import threading
 import warnings
 
 import numpy as np
@@ -10,6 +11,7 @@ import torch
 from .. import engine
 from ..base import MXNetError, dtype_np, dtype_torch, integer_types, numeric_types, shape_str
 from ..context import Context, current_context
+from ..engine import _state as _ENGINE  # the installed engine (fast paths check it is idle)
 from ..ops import elemwise as _ew
 from ..ops import registry as _reg
 
@@ -17,12 +19,29 @@ __all__ = ["NDArray", "from_torch", "check_same_device"]
 
 
 def from_torch(t: torch.Tensor, ctx: Context, var: engine.Var | None = None) -> "NDArray":
-    """Wrap a tensor (no copy) as an NDArray on ``ctx``; views pass their base's ``var``."""
-    a = NDArray.__new__(NDArray)
+    """Wrap a tensor (no copy) as an NDArray on ``ctx``; views pass their base's ``var``.
+
+    An array's dependency ``Var`` is made on first use (most results never meet the engine's
+    asynchronous work), see ``NDArray.__getattr__``."""
+    a = _new(NDArray)
     a._data = t
     a._ctx = ctx
-    a._var = var if var is not None else engine.Var()
+    if var is not None:
+        a._var = var
     return a
+
+
+_new = object.__new__
+_VAR_LOCK = threading.Lock()
+
+
+def _check_broadcast(ta, tb):
+    if ta.shape != tb.shape:
+        try:
+            torch.broadcast_shapes(ta.shape, tb.shape)
+        except RuntimeError:
+            raise MXNetError(f"operands could not be broadcast together with shapes "
+                             f"{shape_str(ta.shape)} {shape_str(tb.shape)}") from None
 
 
 def check_same_device(arrays, opname=""):
@@ -52,6 +71,59 @@ def _to_tensor(value, like: torch.Tensor) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(arr))
 
 
+def _arith(opname, scalar_op, reverse=False):
+    """``a (op) b``: the fast path for the common cases (an NDArray of the same dtype on the same
+    context, or a Python number with a floating-point array, nothing asynchronous in flight),
+    else ``NDArray._bin`` with all of MXNet's rules and errors."""
+    fn_array = _ew.BINARY_FN[opname]
+    fn_scalar = _ew.FLOAT_SCALAR_FN[scalar_op]
+
+    def method(self, other):
+        cls = other.__class__
+        if cls is NDArray:
+            if other._ctx is self._ctx and not _ENGINE["engine"]._inflight:
+                ta, tb = (other._data, self._data) if reverse else (self._data, other._data)
+                if ta.dtype == tb.dtype:
+                    try:
+                        r = fn_array(ta, tb)
+                    except RuntimeError:
+                        pass  # shapes that do not broadcast: _bin says so
+                    else:
+                        a = _new(NDArray)
+                        a._data, a._ctx = r, self._ctx
+                        return a
+        elif cls is float or cls is int:
+            t = self._data
+            if not _ENGINE["engine"]._inflight and t.is_floating_point():
+                a = _new(NDArray)
+                a._data, a._ctx = fn_scalar(t, other), self._ctx
+                return a
+        return self._bin(other, opname, scalar_op, reverse)
+    method.__name__ = f"__{'r' if reverse else ''}{opname.split('_')[1]}__"
+    return method
+
+
+def _inplace_arith(opname, scalar_op, kernel):
+    """``a (op)= b`` in place on floating-point arrays (no temporary), else ``NDArray._inplace``."""
+    def method(self, other):
+        t = self._data
+        if not _ENGINE["engine"]._inflight and t.is_floating_point():
+            cls = other.__class__
+            if cls is NDArray:
+                if other._ctx is self._ctx and other._data.dtype == t.dtype:
+                    try:  # torch refuses shapes that do not broadcast to ``t`` and bad overlaps
+                        kernel(t, other._data)
+                        return self
+                    except RuntimeError:
+                        pass  # _inplace says what is wrong, or computes and copies
+            elif cls is float or cls is int:
+                kernel(t, other)
+                return self
+        return self._inplace(other, opname, scalar_op)
+    method.__name__ = f"__i{opname.split('_')[1]}__"
+    return method
+
+
 class NDArray:
     """An n-dimensional array on a device (``mx.nd.array``, ``mx.nd.zeros``, ...).
 
@@ -74,7 +146,6 @@ class NDArray:
             raise TypeError("NDArray(data) expects a torch.Tensor; use mx.nd.array() for other sources")
         self._data = data
         self._ctx = ctx or current_context()
-        self._var = engine.Var()
 
     # --- attributes -----------------------------------------------------------------------
     @property
@@ -247,6 +318,8 @@ class NDArray:
 
     def __getitem__(self, key):
         t = self._data
+        if key.__class__ is slice and key.start is None and key.stop is None and key.step is None:
+            return from_torch(t, self._ctx, self._var)  # ``a[:]``: the same storage (and tensor)
         if isinstance(key, integer_types):
             n = t.shape[0] if t.dim() else 0
             if not -n <= key < n:
@@ -266,6 +339,9 @@ class NDArray:
 
     def __setitem__(self, key, value):
         t = self._data
+        if value.__class__ is NDArray and value._data is t and key.__class__ is slice \
+                and key.start is None and key.stop is None and key.step is None:
+            return  # ``a[:] -= x`` hands the (already updated) ``a[:]`` back to itself
         if isinstance(value, NDArray) and value._ctx.device_typeid != self._ctx.device_typeid:
             value = value.as_in_context(self._ctx)
         try:
@@ -297,7 +373,15 @@ class NDArray:
     def _bin(self, other, opname, scalar_op, reverse=False):
         """``self (op) other`` with MXNet's rules: broadcasting, no dtype promotion, scalars cast
         to the array's dtype, CPU ids may differ but CPU and GPU may not."""
-        if other.__class__ is NDArray or isinstance(other, NDArray):
+        cls = other.__class__
+        if cls is float or cls is int:  # the common scalar case, on floating-point arrays
+            t = self._data
+            if t.is_floating_point():
+                fn = _ew.FLOAT_SCALAR_FN[scalar_op]
+                if not _ENGINE["engine"]._inflight:
+                    return from_torch(fn(t, other), self._ctx)
+                return from_torch(engine.push(lambda: fn(t, other), (self,)), self._ctx)
+        if cls is NDArray or isinstance(other, NDArray):
             a, b = (other, self) if reverse else (self, other)
             ta, tb = a._data, b._data
             if a._ctx is not b._ctx:
@@ -308,13 +392,14 @@ class NDArray:
                 raise MXNetError(
                     f"Incompatible attr in node  at 1-th input: expected {np.dtype(a.dtype).name}, "
                     f"got {np.dtype(b.dtype).name}")
-            if ta.shape != tb.shape:
-                try:
-                    torch.broadcast_shapes(ta.shape, tb.shape)
-                except RuntimeError:
-                    raise MXNetError(f"operands could not be broadcast together with shapes "
-                                     f"{shape_str(ta.shape)} {shape_str(tb.shape)}") from None
             fn = _ew.BINARY_FN[opname]
+            if not _ENGINE["engine"]._inflight:
+                try:  # torch broadcasts by numpy's (and MXNet's) rule, and says when it cannot
+                    return from_torch(fn(ta, tb), a._ctx)
+                except RuntimeError:
+                    _check_broadcast(ta, tb)
+                    raise
+            _check_broadcast(ta, tb)
             return from_torch(engine.push(lambda: fn(ta, tb), (a, b)), a._ctx)
         if isinstance(other, numeric_types) and not isinstance(other, np.ndarray):
             fn = _ew.SCALAR_FN[scalar_op]
@@ -336,11 +421,20 @@ class NDArray:
         if kernel is not None and t.is_floating_point():
             if isinstance(other, NDArray) and other._ctx is self._ctx and other._data.dtype == t.dtype:
                 o = other._data
-                if o.shape == t.shape or torch.broadcast_shapes(o.shape, t.shape) == t.shape:
+                if not _ENGINE["engine"]._inflight:
+                    try:  # torch refuses shapes that do not broadcast to ``t`` and bad overlaps
+                        kernel(t, o)
+                        return self
+                    except RuntimeError:
+                        pass  # the general path below says what is wrong, or copies
+                elif o.shape == t.shape:
                     engine.push(lambda: kernel(t, o), (other,), (self,))
                     return self
             elif isinstance(other, (int, float)) and not isinstance(other, bool):
-                engine.push(lambda: kernel(t, other), (), (self,))
+                if not _ENGINE["engine"]._inflight:
+                    kernel(t, other)
+                else:
+                    engine.push(lambda: kernel(t, other), (), (self,))
                 return self
         res = self._bin(other, opname, scalar_op)
         if res is NotImplemented:
@@ -352,14 +446,14 @@ class NDArray:
         engine.push(lambda: t.copy_(r), (res,), (self,))
         return self
 
-    def __add__(self, o): return self._bin(o, "broadcast_add", "_plus_scalar")
-    def __radd__(self, o): return self._bin(o, "broadcast_add", "_plus_scalar", True)
-    def __sub__(self, o): return self._bin(o, "broadcast_sub", "_minus_scalar")
-    def __rsub__(self, o): return self._bin(o, "broadcast_sub", "_rminus_scalar", True)
-    def __mul__(self, o): return self._bin(o, "broadcast_mul", "_mul_scalar")
-    def __rmul__(self, o): return self._bin(o, "broadcast_mul", "_mul_scalar", True)
-    def __truediv__(self, o): return self._bin(o, "broadcast_div", "_div_scalar")
-    def __rtruediv__(self, o): return self._bin(o, "broadcast_div", "_rdiv_scalar", True)
+    __add__ = _arith("broadcast_add", "_plus_scalar")
+    __radd__ = _arith("broadcast_add", "_plus_scalar", True)
+    __sub__ = _arith("broadcast_sub", "_minus_scalar")
+    __rsub__ = _arith("broadcast_sub", "_rminus_scalar", True)
+    __mul__ = _arith("broadcast_mul", "_mul_scalar")
+    __rmul__ = _arith("broadcast_mul", "_mul_scalar", True)
+    __truediv__ = _arith("broadcast_div", "_div_scalar")
+    __rtruediv__ = _arith("broadcast_div", "_rdiv_scalar", True)
     __div__, __rdiv__ = __truediv__, __rtruediv__
     def __mod__(self, o): return self._bin(o, "broadcast_mod", "_mod_scalar")
     def __rmod__(self, o): return self._bin(o, "broadcast_mod", "_rmod_scalar", True)
@@ -370,10 +464,10 @@ class NDArray:
     def __abs__(self):
         t = self._data
         return from_torch(engine.push(lambda: torch.abs(t), reads=(self,)), self._ctx)
-    def __iadd__(self, o): return self._inplace(o, "broadcast_add", "_plus_scalar")
-    def __isub__(self, o): return self._inplace(o, "broadcast_sub", "_minus_scalar")
-    def __imul__(self, o): return self._inplace(o, "broadcast_mul", "_mul_scalar")
-    def __itruediv__(self, o): return self._inplace(o, "broadcast_div", "_div_scalar")
+    __iadd__ = _inplace_arith("broadcast_add", "_plus_scalar", torch.Tensor.add_)
+    __isub__ = _inplace_arith("broadcast_sub", "_minus_scalar", torch.Tensor.sub_)
+    __imul__ = _inplace_arith("broadcast_mul", "_mul_scalar", torch.Tensor.mul_)
+    __itruediv__ = _inplace_arith("broadcast_div", "_div_scalar", torch.Tensor.div_)
     __idiv__ = __itruediv__
     def __imod__(self, o): return self._inplace(o, "broadcast_mod", "_mod_scalar")
     def __eq__(self, o): return self._bin(o, "broadcast_equal", "_equal_scalar")
@@ -385,15 +479,23 @@ class NDArray:
 
     # --- fluent methods (a.sum(axis=1), a.argmax(...), ...) -------------------------------
     def __getattr__(self, name):
+        if name == "_var":  # the dependency token, made on first use (views share their base's)
+            with _VAR_LOCK:
+                try:
+                    return NDArray._var.__get__(self)
+                except AttributeError:
+                    v = self._var = engine.Var()
+                    return v
         if name.startswith("_"):
             raise AttributeError(name)
         op = _reg.find(name)
         if op is None or not op.public:
             raise AttributeError(f"'NDArray' object has no attribute '{name}'")
-        from .register import make_function
+        from .register import function_for
+        f = function_for(op)
 
         def method(*args, **kwargs):
-            return make_function(op)(self, *args, **kwargs)
+            return f(self, *args, **kwargs)
         method.__name__ = name
         return method
 

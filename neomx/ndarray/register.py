@@ -4,11 +4,14 @@ from __future__ import annotations
 
 
 from .. import engine
+from ..engine import _state as _ENGINE
 from ..base import MXNetError, shape_str
 from ..context import Context, current_context
 from ..ops import registry as _reg
 from ..ops.registry import OpContext, ShapeError, TypeInferError
 from .ndarray import NDArray, check_same_device, from_torch
+
+_new = object.__new__
 
 
 def _check(op, p, arrays):
@@ -38,7 +41,7 @@ _OC_CACHE: dict = {}
 
 
 def _checked(op, p, inputs):
-    key = (id(p), tuple(a._data.shape for a in inputs), tuple(a._data.dtype for a in inputs))
+    key = (id(p), *[a._data.shape for a in inputs], *[a._data.dtype for a in inputs])
     if key in _CHECKED:
         return
     _check(op, p, inputs)
@@ -106,10 +109,78 @@ def invoke_by_name(name, inputs, params, out=None):
     return invoke(op, p, inputs, out=out)
 
 
+# kwargs values a fast-path key may hold (never NDArrays: their ``==`` is elementwise).
+_PLAIN = frozenset({int, float, str, bool, type(None)})
+_MISS = object()
+
+
+class _FastPlan:
+    """A validated call form of one op: positional NDArray inputs on one context, one output,
+    plain keyword parameters. Calls of that form skip parsing and the general dispatch.
+
+    With the op's ``fast_kernel`` (a kernel specialised for these parameters, taking tensors),
+    the kernel runs directly; otherwise the op's forward with a cached ``OpContext``. Inputs are
+    checked against the validation cache unless the kernel accepts any shape and dtype."""
+
+    __slots__ = ("op", "p", "kernel", "check_id", "ctx", "train", "oc")
+
+    def __init__(self, op, p):
+        self.op, self.p = op, p
+        fk = op.fast_kernel(p) if op.fast_kernel is not None else None
+        self.kernel, needs_check = fk if fk is not None else (None, True)
+        self.check_id = id(p) if needs_check else None
+        self.ctx = self.train = self.oc = None
+
+    def run(self, args, is_training):
+        """The output NDArray, or ``_MISS`` when this call needs the general path."""
+        a0 = args[0]
+        if a0.__class__ is not NDArray:
+            return _MISS
+        ctx = a0._ctx
+        t0 = a0._data
+        if len(args) == 1:
+            tensors = (t0,)
+            if self.check_id is not None and (self.check_id, t0.shape, t0.dtype) not in _CHECKED:
+                return _MISS
+        else:
+            tensors = [t0]
+            for a in args[1:]:
+                if a.__class__ is not NDArray or a._ctx is not ctx:
+                    return _MISS
+                tensors.append(a._data)
+            if self.check_id is not None and (self.check_id, *[t.shape for t in tensors],
+                                              *[t.dtype for t in tensors]) not in _CHECKED:
+                return _MISS
+        kernel = self.kernel
+        try:
+            if kernel is not None:
+                if not _ENGINE["engine"]._inflight:
+                    return from_torch(kernel(*tensors), ctx)
+                return from_torch(engine.push(lambda: kernel(*tensors), reads=args, ctx=ctx), ctx)
+            train = is_training()
+            if ctx is not self.ctx or train is not self.train:
+                self.oc = _op_context(train, ctx.torch_device)
+                self.ctx, self.train = ctx, train
+            p, oc, forward = self.p, self.oc, self.op.forward
+            tensors = list(tensors)
+            if not _ENGINE["engine"]._inflight:
+                return from_torch(forward(p, tensors, oc), ctx)
+            return from_torch(engine.push(lambda: forward(p, tensors, oc), reads=args, ctx=ctx), ctx)
+        except MXNetError:
+            raise
+        except (RuntimeError, ValueError, IndexError) as e:
+            if kernel is not None:  # invalid inputs, or a form the kernel does not take
+                return _MISS        # -> the general path computes it or raises MXNet's error
+            raise MXNetError(f"Error in operator {self.op.name}: {str(e).splitlines()[0]} (input "
+                             "shapes: " + ", ".join(shape_str(a.shape) for a in args) + ")") from None
+
+
 def make_function(op):
     """The ``mx.nd.<Op>`` function for ``op``, with a real signature and docstring."""
     from .. import autograd
     input_names = set() if callable(op.inputs) else set(op.inputs)
+    is_training = autograd.is_training
+    fast: dict = {}  # (number of positional inputs, *kwargs items) -> _FastPlan
     cache: dict = {}  # parameter kwargs -> (Params, input names); parsing once per distinct call
 
     def parsed(params):
@@ -129,6 +200,43 @@ def make_function(op):
         return hit[0], hit[1], True
 
     def fn(*args, out=None, name=None, ctx=None, **kwargs):
+        if out is None and ctx is None and args:
+            if kwargs:
+                plan = None
+                for v in kwargs.values():
+                    if v.__class__ not in _PLAIN:
+                        break
+                else:
+                    plan = fast.get((len(args), *kwargs.items()))
+            else:
+                plan = fast.get(len(args))
+            if plan is not None:
+                kernel = plan.kernel
+                if kernel is not None and plan.check_id is None and not _ENGINE["engine"]._inflight:
+                    # the leanest form: a kernel that validates its inputs itself, run here
+                    a = args[0]
+                    if len(args) == 1:
+                        ok = a.__class__ is NDArray
+                    else:
+                        b = args[-1]
+                        ok = (len(args) == 2 and a.__class__ is NDArray and b.__class__ is NDArray
+                              and a._ctx is b._ctx)
+                    if ok:
+                        try:
+                            r = kernel(a._data) if len(args) == 1 else kernel(a._data, b._data)
+                        except (RuntimeError, ValueError, IndexError):
+                            # invalid inputs, or a form the kernel does not take: the general
+                            # path computes it or raises MXNet's error
+                            return general(args, out, ctx, kwargs)
+                        res = _new(NDArray)
+                        res._data, res._ctx = r, a._ctx
+                        return res
+                res = plan.run(args, is_training)
+                if res is not _MISS:
+                    return res
+        return general(args, out, ctx, kwargs)
+
+    def general(args, out, ctx, kwargs):
         if kwargs:
             arrays = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
             params = {k: v for k, v in kwargs.items()
@@ -154,8 +262,12 @@ def make_function(op):
         missing = [n for n, a in zip(names, inputs) if a is None]
         if missing:
             raise MXNetError(f"{op.name}: missing input(s) {missing}; inputs are {names}")
-        return invoke(op, p, inputs, out=out, ctx=ctx, is_train=autograd.is_training(),
-                      cached_params=stable)
+        res = invoke(op, p, inputs, out=out, ctx=ctx, is_train=is_training(), cached_params=stable)
+        if (stable and out is None and ctx is None and args and not arrays and len(args) == len(names)
+                and not op.mutates_aux and op.num_outputs(p) == 1 and len(fast) < 256
+                and all(v.__class__ in _PLAIN for v in kwargs.values())):
+            fast[(len(args), *kwargs.items()) if kwargs else len(args)] = _FastPlan(op, p)
+        return res
 
     fn.__name__ = op.name
     fn.__qualname__ = op.name
@@ -165,11 +277,20 @@ def make_function(op):
     return fn
 
 
+_FUNCTIONS: dict = {}  # id(op) -> its mx.nd function (one per op, shared by its aliases)
+
+
+def function_for(op):
+    """The (cached) ``mx.nd`` function of ``op``; fluent methods (``a.sum()``) use it too."""
+    f = _FUNCTIONS.get(id(op))
+    if f is None:
+        f = _FUNCTIONS[id(op)] = make_function(op)
+    return f
+
+
 def populate(namespace: dict, internal: dict):
-    cache = {}
     for name, op in _reg.all_ops().items():
-        f = cache.get(id(op)) or make_function(op)
-        cache[id(op)] = f
+        f = function_for(op)
         internal[name] = f
         if op.public and not name.startswith("_"):
             namespace.setdefault(name, f)

@@ -187,6 +187,9 @@ _SCALAR = [
     ("_lesser_equal_scalar", "_lesser_equal_scalar", _cmp(torch.le), None),
 ]
 SCALAR_FN = {}
+# The same for floating-point arrays, where the scalar needs no cast: plain torch functions.
+FLOAT_SCALAR_FN = {"_plus_scalar": torch.add, "_minus_scalar": torch.sub, "_rminus_scalar": torch.rsub,
+                   "_mul_scalar": torch.mul, "_div_scalar": torch.div, "_power_scalar": torch.pow}
 
 
 def _scalar_forward(fn):
@@ -213,6 +216,7 @@ _SCALAR_ALIASES = {"_plus_scalar": ("_PlusScalar",), "_minus_scalar": ("_MinusSc
                    "_maximum_scalar": ("_MaximumScalar",), "_minimum_scalar": ("_MinimumScalar",)}
 for _name, _hint, _fn, _rule in _SCALAR:
     SCALAR_FN[_name] = _fn
+    FLOAT_SCALAR_FN.setdefault(_name, _fn)
     register(OpDef(_name, _scalar_forward(_fn), same_shape, params=_SCALAR_PARAMS, hint=_hint,
                    aliases=_SCALAR_ALIASES.get(_name, ()),
                    gradient=_scalar_gradient(_rule),
@@ -261,6 +265,7 @@ def _unary_gradient(rule):
 for _name, _fn, _rule in _UNARY:
     UNARY_FN[_name] = _fn
     register(OpDef(_name, _unary_forward(_fn), same_shape, gradient=_unary_gradient(_rule),
+                   fast_kernel=lambda p, _fn=_fn: (_fn, False),
                    aliases=("identity",) if _name == "_copy" else (),
                    doc=f"Elementwise ``{_name.strip('_')}``."))
 

@@ -53,6 +53,25 @@ def _reduce_forward(fn):
     return forward
 
 
+def _reduce_fast_kernel(fn, full=None):
+    """Reductions over every axis (no ``axis``) accept any input: one call, no validation.
+    ``full(x)``: the same reduction over all axes as a 0-dim tensor (bitwise equal to ``fn``)."""
+    def make(p):
+        if p.axis is not None and p.axis != ():
+            return None
+        keep = p.keepdims
+        if full is not None and not keep:
+            return (lambda x: full(x).unsqueeze(0) if x.dim() else x.clone()), False
+
+        def kernel(x):
+            if x.dim() == 0:
+                return x.clone()
+            out = fn(x, tuple(range(x.dim())), keep)
+            return out.reshape(1) if out.dim() == 0 else out
+        return kernel, False
+    return make
+
+
 def _torch_max(x, axes, keep):
     return torch.amax(x, dim=axes, keepdim=keep)
 
@@ -89,15 +108,17 @@ def _extreme_grad(F, p, ins, outs, ograds):
     return [F.elemwise_mul(g, F._equal(ins[0], y))]
 
 
-for _name, _fn, _grad, _aliases in (
-        ("sum", lambda x, a, k: torch.sum(x, dim=a, keepdim=k), _sum_grad, ("sum_axis",)),
-        ("mean", lambda x, a, k: torch.mean(x, dim=a, keepdim=k), _mean_grad, ()),
-        ("max", _torch_max, _extreme_grad, ("max_axis",)),
-        ("min", _torch_min, _extreme_grad, ("min_axis",)),
-        ("prod", lambda x, a, k: _prod_axes(x, a, k), lambda F, p, i, o, g: _prod_grad(F, p, i, o, g), ()),
-        ("nansum", lambda x, a, k: torch.nansum(x, dim=a, keepdim=k), lambda F, p, i, o, g: _nansum_grad(F, p, i, o, g), ()),
+for _name, _fn, _full, _grad, _aliases in (
+        ("sum", lambda x, a, k: torch.sum(x, dim=a, keepdim=k), torch.sum, _sum_grad, ("sum_axis",)),
+        ("mean", lambda x, a, k: torch.mean(x, dim=a, keepdim=k), torch.mean, _mean_grad, ()),
+        ("max", _torch_max, None, _extreme_grad, ("max_axis",)),
+        ("min", _torch_min, None, _extreme_grad, ("min_axis",)),
+        ("prod", lambda x, a, k: _prod_axes(x, a, k), None, lambda F, p, i, o, g: _prod_grad(F, p, i, o, g), ()),
+        ("nansum", lambda x, a, k: torch.nansum(x, dim=a, keepdim=k), torch.nansum,
+         lambda F, p, i, o, g: _nansum_grad(F, p, i, o, g), ()),
 ):
     register(OpDef(_name, _reduce_forward(_fn), _reduce_infer_shape, params=_REDUCE_PARAMS,
+                   fast_kernel=_reduce_fast_kernel(_fn, _full),
                    gradient=_grad, aliases=_aliases,
                    doc=f"Computes the {_name} of array elements over given axes.\n\n"
                        "A reduction over every axis returns shape ``(1,)``."))
@@ -265,7 +286,16 @@ def _dot_gradient(F, p, ins, outs, ograds):
     return [F.dot(b, g, transpose_a=True, transpose_b=True), F.dot(g, a, transpose_a=True, transpose_b=True)]
 
 
+def _dot_fast_kernel(p):
+    if p.transpose_a or p.transpose_b:
+        return None
+    # torch.mm takes exactly the valid matrix products (it refuses mismatched shapes or dtypes
+    # and other ranks; those calls go to the general path)
+    return torch.mm, False
+
+
 register(OpDef("dot", _dot_forward, _dot_infer_shape, params=_DOT_PARAMS, inputs=("lhs", "rhs"),
+               fast_kernel=_dot_fast_kernel,
                gradient=_dot_gradient,
                doc="Dot product of two arrays: contracts the last axis of ``lhs`` with the first\n"
                    "axis of ``rhs``; two 1-D arrays give shape ``(1,)``."))

@@ -46,15 +46,20 @@ class TypeInferError(MXNetError):
 
 
 class Params(dict):
-    """Parsed operator parameters with attribute access (``p.num_hidden``)."""
+    """Parsed operator parameters with attribute access (``p.num_hidden``).
 
-    __slots__ = ()
+    The instance's attribute dictionary is the mapping itself, so ``p.axis`` is one plain
+    attribute lookup (kernels read parameters on every call)."""
 
-    def __getattr__(self, key):
-        try:
-            return self[key]
-        except KeyError:
-            raise AttributeError(key) from None
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.__dict__ = self
+
+    def __getattr__(self, key):  # only reached for missing keys
+        raise AttributeError(key)
+
+    def __reduce__(self):
+        return (Params, (dict(self),))
 
 
 @dataclass
@@ -262,6 +267,11 @@ class OpDef:
     mutates_aux: bool = False
     no_grad_inputs: Sequence[str] = ()   # inputs that never get a gradient (labels)
     public: bool = True                 # exported as mx.nd.X / mx.sym.X
+    # Optional: fast_kernel(p) -> (kernel(*tensors) -> tensor, needs_check) or None. The same
+    # computation as ``forward`` for these parameters, for the imperative fast path. needs_check
+    # False: the kernel validates its inputs itself (it accepts any input, or raises for the
+    # ones it does not take; those calls then go to the general path: rules, errors, forward).
+    fast_kernel: Callable | None = None
     param_map: dict = field(init=False)
 
     def __post_init__(self):

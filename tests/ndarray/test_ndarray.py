@@ -490,7 +490,12 @@ def test_seed_with_context_argument():
 
 # --- the engine --------------------------------------------------------------------------------------
 class CountingEngine(engine.NaiveEngine):
-    """Runs every push at once, like the naive engine, and records it."""
+    """Runs every push at once, like the naive engine, and records it.
+
+    It reports asynchronous work in flight at all times, so operations take their engine path
+    (when nothing is in flight, small operations may run directly: see ``engine.idle``)."""
+
+    _inflight = frozenset({"always busy"})
 
     def __init__(self):
         self.pushes = []

@@ -1,0 +1,134 @@
+"""The imperative fast paths (operators, ``mx.nd`` functions, ``a[:] -= x``) give the results of
+the general path, and respect asynchronous work in flight on the threaded engine."""
+import threading
+
+import numpy as np
+import pytest
+
+import neomx as mx
+from neomx import engine, nd
+
+
+@pytest.fixture
+def threaded():
+    prev = engine.set_engine(engine.ThreadedEngine())
+    try:
+        yield engine.get_engine()
+    finally:
+        engine.reset_engine(prev)
+
+
+def _slow_fill(arr, value, gate):
+    """An asynchronous write to ``arr`` that waits for ``gate``: work in flight."""
+    t = arr._data
+
+    def fill():
+        assert gate.wait(10)
+        t.fill_(value)
+    engine.push(fill, writes=(arr,), ctx=arr.context, asynchronous=True)
+
+
+@pytest.mark.parametrize("expr, expect", [
+    ("a + b", 7.0), ("a * b", 10.0), ("a - 1.0", 4.0), ("0.5 * a", 2.5), ("a / 2.0", 2.5),
+    ("nd.relu(a)", 5.0), ("nd.tanh(a)", np.tanh(5.0)), ("nd.sum(a)", 30.0),
+    ("nd.dot(a, b)", 30.0), ("a[:]", 5.0), ("nd.sum(a, axis=1)", 15.0),
+])
+def test_reads_wait_for_an_asynchronous_write(threaded, expr, expect):
+    a, b = nd.ones((2, 3)), nd.ones((3, 3)) * 2 if "dot" in expr else nd.ones((2, 3)) * 2
+    for _ in range(2):  # the second call takes the cached fast path
+        gate = threading.Event()
+        a[:] = 1
+        _slow_fill(a, 5.0, gate)
+        assert not engine.idle()
+        timer = threading.Timer(0.05, gate.set)
+        timer.start()
+        res = eval(expr, {"a": a, "b": b, "nd": nd})
+        assert np.allclose(res.asnumpy(), expect, rtol=1e-6)
+        timer.join()
+    mx.nd.waitall()
+    assert engine.idle()
+
+
+@pytest.mark.parametrize("stmt", ["a += b", "a -= 1.0", "a[:] -= b", "a *= b"])
+def test_inplace_updates_wait_for_an_asynchronous_write(threaded, stmt):
+    a, b = nd.ones((2, 3)), nd.ones((2, 3)) * 2
+    gate = threading.Event()
+    _slow_fill(a, 5.0, gate)
+    timer = threading.Timer(0.05, gate.set)
+    timer.start()
+    exec(stmt, {"a": a, "b": b})
+    expect = {"a += b": 7.0, "a -= 1.0": 4.0, "a[:] -= b": 3.0, "a *= b": 10.0}[stmt]
+    assert np.allclose(a.asnumpy(), expect)
+    timer.join()
+
+
+def _general(name, *args, **kwargs):
+    """The same op through the general path (an ``out=`` call never takes the fast path)."""
+    res = getattr(nd, name)(*args, **kwargs)
+    out = nd.zeros(res.shape, dtype=res.dtype)
+    getattr(nd, name)(*args, out=out, **kwargs)
+    return out
+
+
+@pytest.mark.parametrize("name, kwargs", [
+    ("relu", {}), ("tanh", {}), ("sigmoid", {}), ("exp", {}), ("sum", {}), ("mean", {}),
+    ("nansum", {}), ("max", {}), ("prod", {}), ("sum", {"keepdims": True}), ("sum", {"axis": 1}),
+    ("mean", {"axis": (0, 1), "exclude": True}),
+])
+def test_fast_unary_matches_general_path(name, kwargs):
+    rng = np.random.RandomState(0)
+    for shape in [(4, 5), (3, 1, 7), (200, 300)]:
+        x = nd.array(rng.randn(*shape))
+        for _ in range(3):  # first call: general path; then the fast path
+            fast = getattr(nd, name)(x, **kwargs)
+            assert fast.shape == _general(name, x, **kwargs).shape
+            np.testing.assert_array_equal(fast.asnumpy(), _general(name, x, **kwargs).asnumpy())
+
+
+def test_fast_dot_matches_general_path_and_checks():
+    rng = np.random.RandomState(1)
+    for sa, sb in [((4, 5), (5, 3)), ((2, 3, 4), (4, 6)), ((5,), (5,)), ((5,), (5, 2))]:
+        a, b = nd.array(rng.randn(*sa)), nd.array(rng.randn(*sb))
+        for _ in range(3):
+            np.testing.assert_array_equal(nd.dot(a, b).asnumpy(), _general("dot", a, b).asnumpy())
+    a = nd.ones((2, 3))
+    nd.dot(a, nd.ones((3, 2)))
+    with pytest.raises(mx.base.MXNetError, match=r"dot shape error: \[2,3\] X \[4,5\]"):
+        nd.dot(a, nd.ones((4, 5)))
+    with pytest.raises(mx.base.MXNetError, match="expected float32, got float64"):
+        nd.dot(a, nd.ones((3, 2), dtype="float64"))
+
+
+def test_fast_operators_keep_mxnet_rules():
+    a = nd.ones((2, 3))
+    with pytest.raises(mx.base.MXNetError, match=r"could not be broadcast.*\[2,3\] \[4,3\]"):
+        a + nd.ones((4, 3))
+    with pytest.raises(mx.base.MXNetError, match="could not be broadcast"):
+        a += nd.ones((4, 3))
+    with pytest.raises(mx.base.MXNetError, match="does not fit"):
+        a += nd.ones((2, 2, 3))
+    with pytest.raises(mx.base.MXNetError, match="expected float32, got int32"):
+        a + nd.ones((2, 3), dtype="int32")
+    a += nd.ones((3,))  # broadcasting into the array is fine
+    np.testing.assert_array_equal(a.asnumpy(), np.full((2, 3), 2.0))
+    i = nd.array([3, 4], dtype="int32")
+    assert (i * 1.5).asnumpy().tolist() == [3, 4]  # the scalar is cast to the array's dtype
+    assert (i / 2.0).asnumpy().tolist() == [1, 2]
+
+
+def test_whole_slice_is_a_view_of_the_same_storage():
+    a = nd.ones((2, 3))
+    v = a[:]
+    v += 1
+    np.testing.assert_array_equal(a.asnumpy(), np.full((2, 3), 2.0))
+    a[:] -= nd.ones((2, 3))
+    np.testing.assert_array_equal(a.asnumpy(), np.ones((2, 3)))
+    a[:] = a[:]
+    np.testing.assert_array_equal(a.asnumpy(), np.ones((2, 3)))
+
+
+def test_fluent_methods_reuse_the_cached_function():
+    a = nd.array(np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert a.sum.__name__ == "sum"
+    np.testing.assert_array_equal(a.sum(axis=1).asnumpy(), [3, 12])
+    np.testing.assert_array_equal(a.sum(axis=1).asnumpy(), [3, 12])
