@@ -6,6 +6,8 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from . import storage
+storage.configure()
 from . import base
 from .base import MXNetError
 from .context import Context, cpu, gpu, cpu_pinned, current_context, num_gpus

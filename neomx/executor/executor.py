@@ -98,12 +98,22 @@ class Executor:
         bwd_reads |= {s for s in self._grad_slots if s is not None}
         keep_fwd = set(self._var_slots) | set(self._out_slots) | bwd_reads
         fwd._plan_frees(keep_fwd)
-        # Forward values stay alive after backward: backward may run again (grad_req='add').
-        bwd._plan_frees(fwd_slots | {s for s in self._grad_slots if s is not None})
+        # Backward releases forward values after their last use (the memory of the activations
+        # goes back to the pool as the backward pass walks down the graph). A second backward
+        # after one forward then replays the forward first, which gives the same values when no
+        # op draws random numbers or updates auxiliary states; graphs with such ops (Dropout,
+        # BatchNorm) keep their forward values instead. (MXNet 1.9.1 reuses that memory too, and
+        # its second backward gives different gradients on graphs of this size.)
+        self._replayable = all(n.op is None or (n.op.is_deterministic(n.params) and not n.op.mutates_aux)
+                               for n in nodes)
+        grad_slots = {s for s in self._grad_slots if s is not None}
+        bwd._plan_frees(grad_slots if self._replayable else fwd_slots | grad_slots)
         self._fwd, self._bwd = fwd, bwd
         self._hg_slots = [slot_of[(id(hg), 0)] for hg in self._head_grad_nodes]
         self._nslots = len(slot_of)
         self._vals = [None] * self._nslots
+        self._forward_state = None  # None: no forward yet; "live"; "released" by a backward
+        self._last_train = True
 
     # --- dictionaries ---------------------------------------------------------------------
     @property
@@ -153,7 +163,9 @@ class Executor:
         for s, a in zip(self._var_slots, self.arg_arrays + self.aux_arrays):
             vals[s] = a._data
         oc = OpContext(is_train=is_train, device=self._ctx.torch_device)
+        self._forward_state = None
         self._fwd.run(vals, oc, self._monitor_step if self._monitor else None)
+        self._forward_state, self._last_train = "live", is_train
         for out, s in zip(self.outputs, self._out_slots):
             out._data.copy_(vals[s])  # outputs keep their storage: references stay valid
         if self._monitor and self._monitor_all:
@@ -200,8 +212,10 @@ class Executor:
 
     def _run_backward(self, heads, is_train):
         vals = self._vals
-        if any(vals[s] is None for s in self._out_slots):
+        if self._forward_state is None:
             raise MXNetError("backward called before forward")
+        if self._forward_state == "released":
+            self._replay_forward()
         dev = self._ctx.torch_device
         for s, g in zip(self._hg_slots, heads):
             if g is not None:
@@ -219,8 +233,22 @@ class Executor:
                 g._data.add_(v)
             else:
                 g._data.copy_(v)
+        if self._replayable:  # (one slot may be the gradient of several arguments)
+            for s in self._grad_slots:
+                if s is not None:
+                    vals[s] = None
         for s in self._hg_slots:
             vals[s] = None
+        if self._replayable:
+            self._forward_state = "released"
+
+    def _replay_forward(self):
+        """Recompute the forward values a backward released (deterministic graphs only)."""
+        vals = self._vals
+        for s, a in zip(self._var_slots, self.arg_arrays + self.aux_arrays):
+            vals[s] = a._data
+        self._fwd.run(vals, OpContext(is_train=self._last_train, device=self._ctx.torch_device))
+        self._forward_state = "live"
 
     # --- other API ------------------------------------------------------------------------
     def set_monitor_callback(self, callback, monitor_all=False):

@@ -1,13 +1,18 @@
 """Execution plans: a node list turned once into straight-line steps over numbered slots, with
-each intermediate freed after its last use."""
+each intermediate freed after its last use, and computed in place over an input that nothing
+else reads (MXNet's in-place option: e.g. an activation over its convolution's output)."""
 from __future__ import annotations
 
 from ..base import MXNetError, shape_str
 from ..ops.registry import OpContext
 
 
+# Whether plans may run steps in place (tests switch it off to compare with the plain plan).
+INPLACE = {"enabled": True}
+
+
 class Step:
-    __slots__ = ("node", "forward", "params", "ins", "outs", "single", "free")
+    __slots__ = ("node", "forward", "params", "ins", "outs", "single", "free", "inplace")
 
     def __init__(self, node, ins, outs):
         self.node = node
@@ -17,6 +22,7 @@ class Step:
         self.outs = tuple(outs)
         self.single = len(outs) == 1
         self.free = ()
+        self.inplace = None  # the op's inplace_forward, when this step may overwrite ins[0]
 
 
 class Plan:
@@ -54,12 +60,36 @@ class Plan:
                 frees.setdefault(k, []).append(s)
         for k, st in enumerate(self.steps):
             st.free = tuple(frees.get(k, ()))
+        self._plan_inplace(keep)
+
+    def _plan_inplace(self, keep):
+        """A step overwrites its first input when the op can, that value was made fresh by a
+        step of this plan (no aliases: not a variable, a view or a value from elsewhere), this
+        step is its only reader, and it is not kept."""
+        producer, readers = {}, {}
+        for st in self.steps:
+            for s in st.ins:
+                readers[s] = readers.get(s, 0) + 1
+            for s in st.outs:
+                producer[s] = st
+        for st in self.steps:
+            st.inplace = None
+            op = st.node.op
+            if op.inplace_forward is None or not st.single or not st.ins:
+                continue
+            s = st.ins[0]
+            src = producer.get(s)
+            if (src is not None and src.node.op.fresh_output and readers.get(s) == 1
+                    and s not in keep and s in st.free):
+                st.inplace = op.inplace_forward
 
     def run(self, vals: list, oc: OpContext, monitor=None):
         """Execute every step; ``vals`` is the slot table (variables already filled)."""
+        inplace = INPLACE["enabled"] and monitor is None  # a monitor sees every value
         for st in self.steps:
+            fwd = st.inplace if (inplace and st.inplace is not None) else st.forward
             try:
-                res = st.forward(st.params, [vals[i] for i in st.ins], oc)
+                res = fwd(st.params, [vals[i] for i in st.ins], oc)
             except MXNetError as e:
                 raise MXNetError(f"while running {st.node.name} ({st.node.op.name}): {e}") from None
             except (RuntimeError, ValueError, IndexError) as e:
@@ -84,7 +114,7 @@ class Plan:
             ins = ", ".join(f"v{s}" for s in st.ins)
             params = ", ".join(f"{k}={v!r}" for k, v in st.node.given.items())
             lines.append(f"{outs} = {st.node.op.name}({ins}{', ' if params and ins else ''}{params})"
-                         f"  # {st.node.name}")
+                         f"  # {st.node.name}" + (f" (in place over v{st.ins[0]})" if st.inplace else ""))
             if st.free:
                 lines.append("del " + ", ".join(f"v{s}" for s in st.free))
         return "\n".join(lines)

@@ -199,7 +199,7 @@ def _conv_gradient(F, p, ins, outs, ograds):
 
 register(OpDef(
     "Convolution", _conv_forward, _conv_infer_shape, params=_CONV_PARAMS, inputs=_conv_inputs,
-    infer_type=_float_types, gradient=_conv_gradient,
+    infer_type=_float_types, gradient=_conv_gradient, fresh_output=True,
     doc="Compute *N*-D convolution (cross-correlation) on *(N+2)*-D input.\n\n"
         "For 2-D data of shape ``(batch, channel, height, width)`` and weight of shape\n"
         "``(num_filter, channel/num_group, kh, kw)`` the output has shape\n"
@@ -215,7 +215,7 @@ register(OpDef(
     "_backward_Convolution", _conv_backward, _conv_backward_infer_shape, params=_CONV_PARAMS,
     inputs=("out_grad", "data", "weight"),
     outputs=lambda p: ("data", "weight") if p.no_bias else ("data", "weight", "bias"),
-    infer_type=_float_types, public=False, doc="Gradient of Convolution."))
+    infer_type=_float_types, fresh_output=True, public=False, doc="Gradient of Convolution."))
 
 
 # --- Pooling -------------------------------------------------------------------------------------
@@ -450,7 +450,7 @@ def _pool_backward(p, ins, oc):
         if last:
             y = _to_last(y, nsp)
         (gx,) = torch.autograd.grad(y, xg, g)
-    return gx
+    return gx.clone() if gx.data_ptr() == g.data_ptr() else gx  # fresh: never the input itself
 
 
 def _pool_gradient(F, p, ins, outs, ograds):
@@ -474,6 +474,6 @@ register(OpDef(
         "[5.0, 7.0, 13.0, 15.0]"))
 register(OpDef(
     "_backward_Pooling", _pool_backward, lambda p, ins, outs: (ins, [ins[1]]),
-    params=_POOL_PARAMS, inputs=_pool_backward_inputs,
+    params=_POOL_PARAMS, inputs=_pool_backward_inputs, fresh_output=True,
     infer_type=lambda p, ins, outs: (ins, [ins[0] if ins[0] is not None else ins[1]]),
     public=False, doc="Gradient of Pooling."))

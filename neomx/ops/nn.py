@@ -66,7 +66,7 @@ register(OpDef(
     params=(Param("num_hidden", "int", doc="Number of hidden nodes of the output."),
             Param("no_bias", "bool", False, "Whether to disable bias parameter."),
             Param("flatten", "bool", True, "Whether to collapse all but the first axis of the input data tensor.")),
-    inputs=_fc_inputs, gradient=_fc_gradient,
+    inputs=_fc_inputs, gradient=_fc_gradient, fresh_output=True,
     doc="Applies a linear transformation: :math:`Y = XW^T + b`.\n\n"
         "With ``flatten=True`` the input is reshaped to ``(N, prod(rest))``; otherwise the\n"
         "transformation applies to the last axis."))
@@ -103,11 +103,33 @@ def _act_backward(p, ins, oc):
     return g / torch.square(1 + torch.abs(x))  # softsign
 
 
+_ACT_INPLACE = {"relu": torch.relu_, "sigmoid": torch.sigmoid_, "tanh": torch.tanh_}
+
+
+def _act_forward_inplace(p, ins, oc):
+    fn = _ACT_INPLACE.get(p.act_type)
+    return fn(ins[0]) if fn is not None else _ACT[p.act_type](ins[0])
+
+
+def _act_backward_inplace(p, ins, oc):
+    """The gradient written over ``out_grad`` (the same ATen kernels, with ``out=``)."""
+    g, y = ins
+    t = p.act_type
+    if t == "relu":
+        return torch.ops.aten.threshold_backward.grad_input(g, y, 0, grad_input=g)
+    if t == "sigmoid":
+        return torch.ops.aten.sigmoid_backward.grad_input(g, y, grad_input=g)
+    if t == "tanh":
+        return torch.ops.aten.tanh_backward.grad_input(g, y, grad_input=g)
+    return _act_backward(p, ins, oc)
+
+
 _ACT_PARAMS = (Param("act_type", "str", doc="Activation function to be applied.",
                      choices=("relu", "sigmoid", "softrelu", "softsign", "tanh")),)
 
 register(OpDef(
     "Activation", lambda p, ins, oc: _ACT[p.act_type](ins[0]), same_shape, params=_ACT_PARAMS,
+    inplace_forward=_act_forward_inplace, fresh_output=True,
     gradient=lambda F, p, ins, outs, ograds: [
         F._backward_Activation(ograds[0], outs[0] if p.act_type in _ACT_FROM_OUTPUT else ins[0],
                                act_type=p.act_type)],
@@ -115,6 +137,7 @@ register(OpDef(
         "relu: max(x, 0); sigmoid: 1/(1+exp(-x)); tanh; softrelu: log(1+exp(x));\n"
         "softsign: x/(1+|x|)."))
 register(OpDef("_backward_Activation", _act_backward, same_shape, params=_ACT_PARAMS,
+               inplace_forward=_act_backward_inplace, fresh_output=True,
                inputs=("out_grad", "src"), public=False,
                doc="Gradient of Activation."))
 

@@ -218,7 +218,7 @@ def _dropout_forward(p, ins, oc):
 
 
 register(OpDef(
-    "Dropout", _dropout_forward, _dropout_infer_shape, params=_DROPOUT_PARAMS,
+    "Dropout", _dropout_forward, _dropout_infer_shape, params=_DROPOUT_PARAMS, deterministic=False,
     num_hidden_outputs=1,
     gradient=lambda F, p, ins, outs, ograds: [F._backward_Dropout(ograds[0], outs[1])],
     doc="Applies dropout operation to input array.\n\n"
@@ -345,6 +345,7 @@ def _leaky_gradient(F, p, ins, outs, ograds):
 
 register(OpDef(
     "LeakyReLU", _leaky_forward, _leaky_infer_shape, params=_LEAKY_PARAMS, inputs=_leaky_inputs,
+    deterministic=lambda p: p.act_type != "rrelu",
     outputs=_leaky_outputs, gradient=_leaky_gradient,
     doc="Applies Leaky rectified linear unit activation element-wise to the input.\n\n"
         "leaky: ``x if x > 0 else slope*x``; prelu: ``x if x > 0 else gamma*x`` with a learned\n"

@@ -44,4 +44,5 @@ for _name, _params, _fill, _aliases, _doc in (
 ):
     register(OpDef(_name, _sampler(_fill), _creation_infer_shape, params=_params + (_SHAPE, _CTX, _DTYPE),
                    inputs=(), infer_type=_creation_infer_type, aliases=_aliases, doc=_doc,
+                   deterministic=not _name.startswith("_random"),
                    gradient=lambda F, p, ins, outs, ograds: []))

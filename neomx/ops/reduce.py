@@ -295,7 +295,7 @@ def _dot_fast_kernel(p):
 
 
 register(OpDef("dot", _dot_forward, _dot_infer_shape, params=_DOT_PARAMS, inputs=("lhs", "rhs"),
-               fast_kernel=_dot_fast_kernel,
+               fast_kernel=_dot_fast_kernel, fresh_output=True,
                gradient=_dot_gradient,
                doc="Dot product of two arrays: contracts the last axis of ``lhs`` with the first\n"
                    "axis of ``rhs``; two 1-D arrays give shape ``(1,)``."))

@@ -272,6 +272,16 @@ class OpDef:
     # False: the kernel validates its inputs itself (it accepts any input, or raises for the
     # ones it does not take; those calls then go to the general path: rules, errors, forward).
     fast_kernel: Callable | None = None
+    # Optional: inplace_forward(p, ins, oc) computes the (single) output into ins[0]'s storage and
+    # returns it. The executor uses it when ins[0] is a fresh value (see fresh_output) that no
+    # other step reads (MXNet's FInplaceOption, e.g. Activation after Convolution).
+    inplace_forward: Callable | None = None
+    # forward returns newly allocated tensors that alias neither the inputs nor each other
+    # (views of its own new results allowed): their storage may be reused in place.
+    fresh_output: bool = False
+    # False (or fn(p) -> False) for ops whose forward draws random numbers (Dropout, samplers):
+    # executors keep their graphs' forward values, since a forward cannot be replayed exactly.
+    deterministic: Any = True
     param_map: dict = field(init=False)
 
     def __post_init__(self):
@@ -303,6 +313,10 @@ class OpDef:
 
     def num_outputs(self, p) -> int:
         return len(self._outputs(p)) + self._nhidden(p)
+
+    def is_deterministic(self, p) -> bool:
+        d = self.deterministic
+        return bool(d(p) if callable(d) else d)
 
     # --- parameters -----------------------------------------------------------------------
     def parse_params(self, kwargs: dict, node_name: str = "") -> tuple[Params, dict]:

@@ -34,7 +34,24 @@ def test_conv_backward_matches_aten(cfg, bias):
         torch.testing.assert_close(a, r, msg=name)
 
 
-@pytest.mark.parametrize("cfg", [c for c in CONFIGS if c[0] == 1], ids=str)
-def test_single_channel_backward_in_chunks(cfg, monkeypatch):
-    monkeypatch.setattr(ck, "CHUNK_BYTES", 1)  # one sample per chunk
+@pytest.mark.parametrize("chunk", [1, 3000], ids=["1 sample", "a few samples"])
+@pytest.mark.parametrize("cfg", CONFIGS, ids=str)
+def test_chunked_forward_and_backward(cfg, chunk, monkeypatch):
+    """Batch chunks (NCHW forward, single-channel backward, weight gradients) change nothing."""
+    monkeypatch.setattr(ck, "CHUNK_BYTES", chunk)
     test_conv_backward_matches_aten(cfg, True)
+
+
+def test_nchw_forward_is_chunked_for_large_columns(monkeypatch):
+    calls = []
+    conv = torch.nn.functional.conv2d
+
+    def counting(x, *args):
+        calls.append(x.shape[0])
+        return conv(x, *args)
+    x, w = torch.randn(10, 1, 12, 12), torch.randn(4, 1, 5, 5)
+    per_sample = 25 * 8 * 8 * 4  # columns of one sample: C*kh*kw x L float32
+    monkeypatch.setattr(ck, "CHUNK_BYTES", 4 * per_sample)
+    y = ck.conv_forward(counting, x, w, None, (1, 1), (0, 0), (1, 1), 1, 2)
+    assert calls == [4, 4, 2]
+    torch.testing.assert_close(y, conv(x, w))
