@@ -103,20 +103,23 @@ def _arith(opname, scalar_op, reverse=False):
     return method
 
 
-def _inplace_arith(opname, scalar_op, kernel):
-    """``a (op)= b`` in place on floating-point arrays (no temporary), else ``NDArray._inplace``."""
+def _inplace_arith(opname, scalar_op, kernel, integers_alike):
+    """``a (op)= b`` in place (no temporary) when torch computes what MXNet does: arrays of one
+    dtype (floating-point only for division, which truncates integers in MXNet) or a Python
+    number with a floating-point array; else ``NDArray._inplace``."""
     def method(self, other):
         t = self._data
-        if not _ENGINE["engine"]._inflight and t.is_floating_point():
+        if not _ENGINE["engine"]._inflight:
             cls = other.__class__
             if cls is NDArray:
-                if other._ctx is self._ctx and other._data.dtype == t.dtype:
+                o = other._data
+                if other._ctx is self._ctx and o.dtype == t.dtype and (integers_alike or t.is_floating_point()):
                     try:  # torch refuses shapes that do not broadcast to ``t`` and bad overlaps
-                        kernel(t, other._data)
+                        kernel(t, o)
                         return self
                     except RuntimeError:
                         pass  # _inplace says what is wrong, or computes and copies
-            elif cls is float or cls is int:
+            elif (cls is float or cls is int) and t.is_floating_point():
                 kernel(t, other)
                 return self
         return self._inplace(other, opname, scalar_op)
@@ -319,7 +322,9 @@ class NDArray:
     def __getitem__(self, key):
         t = self._data
         if key.__class__ is slice and key.start is None and key.stop is None and key.step is None:
-            return from_torch(t, self._ctx, self._var)  # ``a[:]``: the same storage (and tensor)
+            a = _new(NDArray)  # ``a[:]``: the same storage (and tensor), the same Var
+            a._data, a._ctx, a._var = t, self._ctx, self._var
+            return a
         if isinstance(key, integer_types):
             n = t.shape[0] if t.dim() else 0
             if not -n <= key < n:
@@ -464,10 +469,10 @@ class NDArray:
     def __abs__(self):
         t = self._data
         return from_torch(engine.push(lambda: torch.abs(t), reads=(self,)), self._ctx)
-    __iadd__ = _inplace_arith("broadcast_add", "_plus_scalar", torch.Tensor.add_)
-    __isub__ = _inplace_arith("broadcast_sub", "_minus_scalar", torch.Tensor.sub_)
-    __imul__ = _inplace_arith("broadcast_mul", "_mul_scalar", torch.Tensor.mul_)
-    __itruediv__ = _inplace_arith("broadcast_div", "_div_scalar", torch.Tensor.div_)
+    __iadd__ = _inplace_arith("broadcast_add", "_plus_scalar", torch.Tensor.add_, True)
+    __isub__ = _inplace_arith("broadcast_sub", "_minus_scalar", torch.Tensor.sub_, True)
+    __imul__ = _inplace_arith("broadcast_mul", "_mul_scalar", torch.Tensor.mul_, True)
+    __itruediv__ = _inplace_arith("broadcast_div", "_div_scalar", torch.Tensor.div_, False)
     __idiv__ = __itruediv__
     def __imod__(self, o): return self._inplace(o, "broadcast_mod", "_mod_scalar")
     def __eq__(self, o): return self._bin(o, "broadcast_equal", "_equal_scalar")

@@ -114,6 +114,18 @@ _PLAIN = frozenset({int, float, str, bool, type(None)})
 _MISS = object()
 
 
+def _fast_key(args, kwargs):
+    """The fast-path key of a call with keyword parameters, or None when a value is not plain.
+    Types are part of it: ``axis=True`` and ``axis=1.0`` must not find ``axis=1``'s plan."""
+    key = [len(args)]
+    for k, v in kwargs.items():
+        c = v.__class__
+        if c not in _PLAIN:
+            return None
+        key += (k, v, c)
+    return tuple(key)
+
+
 class _FastPlan:
     """A validated call form of one op: positional NDArray inputs on one context, one output,
     plain keyword parameters. Calls of that form skip parsing and the general dispatch.
@@ -122,14 +134,18 @@ class _FastPlan:
     the kernel runs directly; otherwise the op's forward with a cached ``OpContext``. Inputs are
     checked against the validation cache unless the kernel accepts any shape and dtype."""
 
-    __slots__ = ("op", "p", "kernel", "check_id", "ctx", "train", "oc")
+    __slots__ = ("op", "p", "kernel", "check_id", "ctx", "train", "oc", "direct1", "direct2")
 
-    def __init__(self, op, p):
+    def __init__(self, op, p, nargs):
         self.op, self.p = op, p
         fk = op.fast_kernel(p) if op.fast_kernel is not None else None
         self.kernel, needs_check = fk if fk is not None else (None, True)
         self.check_id = id(p) if needs_check else None
         self.ctx = self.train = self.oc = None
+        # kernels that validate their inputs themselves, run by ``fn`` itself (1 or 2 inputs)
+        direct = self.kernel if (self.kernel is not None and not needs_check) else None
+        self.direct1 = direct if nargs == 1 else None
+        self.direct2 = direct if nargs == 2 else None
 
     def run(self, args, is_training):
         """The output NDArray, or ``_MISS`` when this call needs the general path."""
@@ -201,32 +217,30 @@ def make_function(op):
 
     def fn(*args, out=None, name=None, ctx=None, **kwargs):
         if out is None and ctx is None and args:
-            if kwargs:
-                plan = None
-                for v in kwargs.values():
-                    if v.__class__ not in _PLAIN:
-                        break
-                else:
-                    plan = fast.get((len(args), *kwargs.items()))
-            else:
-                plan = fast.get(len(args))
+            plan = fast.get(_fast_key(args, kwargs) if kwargs else len(args))
             if plan is not None:
-                kernel = plan.kernel
-                if kernel is not None and plan.check_id is None and not _ENGINE["engine"]._inflight:
-                    # the leanest form: a kernel that validates its inputs itself, run here
+                # the leanest forms: kernels that validate their inputs themselves, run here
+                kernel = plan.direct1
+                if kernel is not None:
                     a = args[0]
-                    if len(args) == 1:
-                        ok = a.__class__ is NDArray
-                    else:
-                        b = args[-1]
-                        ok = (len(args) == 2 and a.__class__ is NDArray and b.__class__ is NDArray
-                              and a._ctx is b._ctx)
-                    if ok:
+                    if a.__class__ is NDArray and not _ENGINE["engine"]._inflight:
                         try:
-                            r = kernel(a._data) if len(args) == 1 else kernel(a._data, b._data)
+                            r = kernel(a._data)
                         except (RuntimeError, ValueError, IndexError):
                             # invalid inputs, or a form the kernel does not take: the general
                             # path computes it or raises MXNet's error
+                            return general(args, out, ctx, kwargs)
+                        res = _new(NDArray)
+                        res._data, res._ctx = r, a._ctx
+                        return res
+                kernel = plan.direct2
+                if kernel is not None:
+                    a, b = args
+                    if (a.__class__ is NDArray and b.__class__ is NDArray and a._ctx is b._ctx
+                            and not _ENGINE["engine"]._inflight):
+                        try:
+                            r = kernel(a._data, b._data)
+                        except (RuntimeError, ValueError, IndexError):
                             return general(args, out, ctx, kwargs)
                         res = _new(NDArray)
                         res._data, res._ctx = r, a._ctx
@@ -264,9 +278,10 @@ def make_function(op):
             raise MXNetError(f"{op.name}: missing input(s) {missing}; inputs are {names}")
         res = invoke(op, p, inputs, out=out, ctx=ctx, is_train=is_training(), cached_params=stable)
         if (stable and out is None and ctx is None and args and not arrays and len(args) == len(names)
-                and not op.mutates_aux and op.num_outputs(p) == 1 and len(fast) < 256
-                and all(v.__class__ in _PLAIN for v in kwargs.values())):
-            fast[(len(args), *kwargs.items()) if kwargs else len(args)] = _FastPlan(op, p)
+                and not op.mutates_aux and op.num_outputs(p) == 1 and len(fast) < 256):
+            key = _fast_key(args, kwargs) if kwargs else len(args)
+            if key is not None:
+                fast[key] = _FastPlan(op, p, len(args))
         return res
 
     fn.__name__ = op.name
