@@ -286,6 +286,9 @@ class OpDef:
 
     def __post_init__(self):
         self.param_map = {prm.name: prm for prm in self.params}
+        shadowing = [n for n in self.param_map if hasattr(dict, n)]
+        if shadowing:  # Params' attribute access would hide the dict methods
+            raise ValueError(f"{self.name}: parameter names {shadowing} shadow dict methods")
         self._inputs = _listify(self.inputs)
         self._aux = _listify(self.aux)
         self._outputs = _listify(self.outputs)

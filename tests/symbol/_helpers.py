@@ -6,25 +6,21 @@ error records by exception class and by the human-readable core of MXNet's messa
 """
 from __future__ import annotations
 
-import builtins
 import contextlib
 import io
-import json
 import os
 import re
 import warnings
-from pathlib import Path
 
 import numpy as np
 
 import neomx as mx
+from _golden import GOLDEN_DIR, load_golden, squash
+from _golden import assert_error_matches as _assert_error_core
 
-GOLDEN_DIR = Path(__file__).resolve().parents[1] / "golden" / "foundation"
-
-
-def load_golden(name: str) -> dict:
-    with open(GOLDEN_DIR / name, encoding="utf-8") as f:
-        return json.load(f)
+__all__ = ["GOLDEN_DIR", "load_golden", "namespace", "fresh_scopes", "Captured", "capture",
+           "build_symbol", "error_body", "jsonable", "squash", "python_prefix",
+           "assert_error_matches", "assert_warnings"]
 
 
 # --- replaying stored code ----------------------------------------------------------------------
@@ -93,37 +89,8 @@ def jsonable(v):
     return v
 
 
-# --- error records --------------------------------------------------------------------------------
-_TRACEBACK = re.compile(r'Traceback \(most recent call last\):\n(?:  File "[^"]*", line \d+\n)+')
-_CHECK = re.compile(r"Check failed: [^:\n]*: ")
-_OPERATOR = re.compile(r"(Error in operator [^:\s]+): ")
+# --- error records (class family and message core: see _golden) ------------------------------
 _PY_PREFIX_END = re.compile(r"MXNetError: |Traceback \(most recent call last\)|\[HH:MM:SS\]")
-
-
-def squash(text: str) -> str:
-    """Collapse runs of spaces (MXNet has some from Python line continuations) and strip."""
-    return re.sub(r" {2,}", " ", text).strip()
-
-
-def core_fragments(message: str) -> list[str]:
-    """The human-readable parts of an MXNet ``error_message``.
-
-    C++ locations (``Traceback ... File "../src/...", line N``) and ``Check failed: <expr>:``
-    prefixes are dropped; an ``Error in operator <node>`` prefix is kept as its own fragment.
-    """
-    text = _TRACEBACK.sub("", message)
-    frags = []
-    m = _OPERATOR.match(text)
-    if m:
-        frags.append(m.group(1))
-        text = text[m.end():]
-    checks = list(_CHECK.finditer(text))
-    if checks:
-        text = text[checks[-1].end():]
-    text = squash(text)
-    if text:
-        frags.append(text)
-    return frags
 
 
 def python_prefix(record: dict) -> str:
@@ -134,23 +101,12 @@ def python_prefix(record: dict) -> str:
 
 
 def assert_error_matches(exc: BaseException, record: dict, fragments=None):
-    """``exc`` is in the recorded class family and its message holds the core of MXNet's text.
+    """``exc`` is in the recorded class family and its message holds the core of MXNet's text
+    (:func:`_golden.assert_error_matches`), and it starts with the recorded Python prefix.
 
     ``fragments`` overrides the parts taken from ``record['error_message']``.
     """
-    etype = record["error_type"]
-    if etype == "MXNetError":
-        assert isinstance(exc, mx.base.MXNetError), (
-            f"expected MXNetError, got {type(exc).__name__}: {exc}")
-    for base in record["error_is"]:
-        assert isinstance(exc, getattr(builtins, base)), (
-            f"expected a {base} ({etype}), got {type(exc).__name__}: {exc}")
-    got = squash(str(exc))
-    want = core_fragments(record["error_message"]) if fragments is None else fragments
-    for frag in want:
-        assert squash(frag) in got, (
-            f"MXNet's message part {frag!r} not found in neomx's {type(exc).__name__} message "
-            f"{str(exc)!r}")
+    _assert_error_core(exc, record, fragments)
     prefix = python_prefix(record)
     if prefix:
         assert str(exc).startswith(prefix), (

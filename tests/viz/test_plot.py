@@ -12,6 +12,7 @@ Each golden case is checked twice:
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import shutil
@@ -27,6 +28,7 @@ from neomx.visualization import plot_network, print_summary
 graphviz = pytest.importorskip("graphviz", reason="plot_network needs the graphviz package")
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "viz"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mixed_programming.py"
 CASES = json.loads((GOLDEN / "cases.json").read_text())
 REPEATED_NAMES = "There are multiple variables with the same name"
 
@@ -160,18 +162,11 @@ def seed_mlp():
 
 
 def seed_lenet():
-    data = mx.sym.Variable('data')
-    conv1 = mx.sym.Convolution(data=data, kernel=(5, 5), num_filter=20)
-    tanh1 = mx.sym.Activation(data=conv1, act_type="tanh")
-    pool1 = mx.sym.Pooling(data=tanh1, pool_type="max", kernel=(2, 2), stride=(2, 2))
-    conv2 = mx.sym.Convolution(data=pool1, kernel=(5, 5), num_filter=50)
-    tanh2 = mx.sym.Activation(data=conv2, act_type="tanh")
-    pool2 = mx.sym.Pooling(data=tanh2, pool_type="max", kernel=(2, 2), stride=(2, 2))
-    flatten = mx.sym.Flatten(data=pool2)
-    fc1 = mx.sym.FullyConnected(data=flatten, num_hidden=500)
-    tanh3 = mx.sym.Activation(data=fc1, act_type="tanh")
-    fc2 = mx.sym.FullyConnected(data=tanh3, num_hidden=10)
-    return mx.sym.SoftmaxOutput(data=fc2, name='out')
+    """The seed tutorial's LeNet, from its code in examples/mixed_programming.py."""
+    spec = importlib.util.spec_from_file_location("_neomx_viz_mixed_programming", EXAMPLE)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    return example.lenet()
 
 
 def golden_source(case_id: str) -> str:
