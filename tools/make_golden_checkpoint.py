@@ -22,17 +22,16 @@ Output goes to ``tests/golden/checkpoint/`` (paths are resolved relative to this
 Only mxnet, numpy and the stdlib are used; inputs come from a seeded ``np.random.RandomState``.
 """
 import hashlib
-import json
 import os
 import struct
+
+from _oracle_common import golden_dir, write_json
 
 import numpy as np
 import mxnet as mx
 from mxnet.util import np_shape
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-OUT = os.path.join(ROOT, 'tests', 'golden', 'checkpoint')
+OUT = golden_dir('checkpoint')
 GENERATOR = 'tools/make_golden_checkpoint.py'
 RNG = np.random.RandomState(20240611)
 DTYPES = ['float32', 'float64', 'float16', 'uint8', 'int32', 'int8', 'int64', 'bool']
@@ -271,9 +270,7 @@ def main():
 
     with open(os.path.join(OUT, 'README.md'), 'w') as f:
         f.write(README)
-    with open(os.path.join(OUT, 'manifest.json'), 'w') as f:
-        json.dump(manifest, f, indent=1, sort_keys=False)
-        f.write('\n')
+    write_json(os.path.join(OUT, 'manifest.json'), manifest)
     print(f'wrote {len(manifest["files"])} files to {OUT}')
 
 

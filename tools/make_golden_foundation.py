@@ -20,36 +20,25 @@ CRC32 of the case id; nothing uses ``mx.random``. Only mxnet, numpy and the stdl
 """
 import contextlib
 import io
-import json
 import os
-import re
 import warnings
-import zlib
 from collections import OrderedDict
 
-os.environ.setdefault('MXNET_SUBGRAPH_VERBOSE', '0')
+# first: it sets MXNET_SUBGRAPH_VERBOSE before mxnet loads
+from _oracle_common import (F32, ROOT, SENTINEL, U, fresh_scopes, golden_dir, ints, jsonable,
+                            node_attrs, resolve_op, rng_for, write_json)
+from _oracle_common import err_info as _err_info
 
-import numpy as np  # noqa: E402
-import mxnet as mx  # noqa: E402
+import numpy as np
+import mxnet as mx
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-OUT = os.path.join(ROOT, 'tests', 'golden', 'foundation')
+OUT = golden_dir('foundation')
 GENERATOR = 'tools/make_golden_foundation.py'
-F32 = np.float32
-SENTINEL = 12345.0
+ERROR_BASES = (ValueError, TypeError, RuntimeError, KeyError, IndexError, AttributeError,
+               NotImplementedError)
 
 
 # ----------------------------------------------------------------------------- helpers
-
-def rng_for(key):
-    """A RandomState seeded by the CRC32 of ``key`` (stable across runs and case order)."""
-    return np.random.RandomState(zlib.crc32(key.encode()) & 0x7FFFFFFF)
-
-
-def U(r, shape, lo=-1.0, hi=1.0):
-    return r.uniform(lo, hi, shape).astype(F32)
-
 
 def away(r, shape, lo=0.2, hi=1.5):
     """Random values with |x| in [lo, hi): keeps away from 0 (relu, abs, division)."""
@@ -57,50 +46,14 @@ def away(r, shape, lo=0.2, hi=1.5):
     return (sign * r.uniform(lo, hi, shape)).astype(F32)
 
 
-def ints(r, shape, lo, hi):
-    return r.randint(lo, hi, shape).astype(F32)
-
-
-def jsonable(v):
-    """Tuples -> lists, numpy scalars -> python, dtypes/types -> names."""
-    if isinstance(v, (list, tuple)):
-        return [jsonable(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): jsonable(x) for k, x in v.items()}
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    return v
-
-
 def dtype_name(t):
     return None if t is None else np.dtype(t).name
 
 
-TIMESTAMP = re.compile(r'\[\d\d:\d\d:\d\d\] ')
-LOCATION = re.compile(r'\[HH:MM:SS\] \S+:\d+: ')
-
-
 def err_info(e):
-    """Error record. 'error' is str(e) with log timestamps replaced by [HH:MM:SS] (so the
-    output is reproducible); 'error_message' is the part after the last 'MXNetError: ' with
-    '[HH:MM:SS] file:line: ' prefixes removed and surrounding whitespace stripped."""
-    text = TIMESTAMP.sub('[HH:MM:SS] ', str(e))
-    msg = text.rsplit('MXNetError: ', 1)[-1]
-    msg = LOCATION.sub('', msg).strip()
-    bases = [c.__name__ for c in (ValueError, TypeError, RuntimeError, KeyError, IndexError,
-                                  AttributeError, NotImplementedError) if isinstance(e, c)]
-    return OrderedDict([('error_type', type(e).__name__), ('error_is', bases),
-                        ('error', text), ('error_message', msg)])
-
-
-@contextlib.contextmanager
-def fresh_scopes():
-    """Fresh name counters and an empty attribute scope."""
-    with mx.name.NameManager():
-        with mx.AttrScope():
-            yield
+    """Error record (see ``_oracle_common.err_info``) with 'error_is': the Python built-in
+    exception classes among ``ERROR_BASES`` that ``e`` is an instance of."""
+    return _err_info(e, ERROR_BASES)
 
 
 @contextlib.contextmanager
@@ -115,17 +68,6 @@ def capture():
     box['stdout'] = buf.getvalue()
     # numpy/scipy deprecation noise triggered inside mxnet is not MXNet behaviour
     box['warnings'] = [str(w.message) for w in caught if 'scipy' not in str(w.message)]
-
-
-def resolve_op(op):
-    f = getattr(mx.sym, op, None)
-    return f if f is not None else getattr(mx.sym._internal, op)
-
-
-def node_attrs(sym):
-    """String attrs of the head node as MXNet's JSON stores them."""
-    nodes = json.loads(sym.tojson())['nodes']
-    return nodes[-1].get('attrs', {})
 
 
 # ----------------------------------------------------------------------------- ops
@@ -1020,20 +962,14 @@ def main():
     os.makedirs(OUT, exist_ok=True)
 
     build_op_cases()
-    with open(os.path.join(OUT, 'ops.json'), 'w') as f:
-        json.dump(OrderedDict([('generator', GENERATOR), ('mxnet_version', mx.__version__),
-                               ('cases', CASES)]), f, indent=1)
-        f.write('\n')
+    write_json(os.path.join(OUT, 'ops.json'),
+               OrderedDict([('generator', GENERATOR), ('mxnet_version', mx.__version__),
+                            ('cases', CASES)]))
     np.savez_compressed(os.path.join(OUT, 'ops.npz'), **ARRAYS)
 
     symbols = build_symbols()
-    with open(os.path.join(OUT, 'symbols.json'), 'w') as f:
-        json.dump(symbols, f, indent=1)
-        f.write('\n')
-
-    with open(os.path.join(OUT, 'ndarray.json'), 'w') as f:
-        json.dump(build_ndarray(), f, indent=1)
-        f.write('\n')
+    write_json(os.path.join(OUT, 'symbols.json'), symbols)
+    write_json(os.path.join(OUT, 'ndarray.json'), build_ndarray())
 
     with open(os.path.join(OUT, 'README.md'), 'w') as f:
         f.write(README.format(version=mx.__version__))

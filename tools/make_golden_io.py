@@ -32,12 +32,12 @@ import os
 import struct
 import sys
 
+from _oracle_common import golden_dir
+
 import numpy as np
 import mxnet as mx
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-OUT = os.path.join(ROOT, 'tests', 'golden', 'io')
+OUT = golden_dir('io')
 GENERATOR = 'tools/make_golden_io.py'
 
 

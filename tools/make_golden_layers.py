@@ -16,74 +16,25 @@ the case id; nothing uses ``mx.random`` (Dropout's and RReLU's own draws differ 
 generator, so their cases record properties, see ``random`` below). Only mxnet, numpy and the
 stdlib are used.
 """
-import contextlib
 import json
 import os
-import re
-import zlib
 from collections import OrderedDict
 
-os.environ.setdefault('MXNET_SUBGRAPH_VERBOSE', '0')
+# first: it sets MXNET_SUBGRAPH_VERBOSE before mxnet loads
+from _oracle_common import (F32, SENTINEL, U, err_info, fresh_scopes, golden_dir, ints, jsonable,
+                            rng_for, write_json)
 
-import numpy as np  # noqa: E402
-import mxnet as mx  # noqa: E402
+import numpy as np
+import mxnet as mx
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-OUT = os.path.join(ROOT, 'tests', 'golden', 'layers')
+OUT = golden_dir('layers')
 GENERATOR = 'tools/make_golden_layers.py'
-F32 = np.float32
-SENTINEL = 12345.0
 
 
 # ----------------------------------------------------------------------------- helpers
 
-def rng_for(key):
-    """A RandomState seeded by the CRC32 of ``key`` (stable across runs and case order)."""
-    return np.random.RandomState(zlib.crc32(key.encode()) & 0x7FFFFFFF)
-
-
-def U(r, shape, lo=-1.0, hi=1.0):
-    return r.uniform(lo, hi, shape).astype(F32)
-
-
-def ints(r, shape, lo, hi):
-    return r.randint(lo, hi, shape).astype(F32)
-
-
 def arange(shape):
     return np.arange(int(np.prod(shape)), dtype=F32).reshape(shape)
-
-
-def jsonable(v):
-    if isinstance(v, (list, tuple)):
-        return [jsonable(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): jsonable(x) for k, x in v.items()}
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    return v
-
-
-TIMESTAMP = re.compile(r'\[\d\d:\d\d:\d\d\] ')
-LOCATION = re.compile(r'\[HH:MM:SS\] \S+:\d+: ')
-
-
-def err_info(e):
-    """'error' = str(e) with timestamps masked; 'error_message' = the core text."""
-    text = TIMESTAMP.sub('[HH:MM:SS] ', str(e))
-    msg = text.rsplit('MXNetError: ', 1)[-1]
-    msg = LOCATION.sub('', msg).strip()
-    return OrderedDict([('error_type', type(e).__name__), ('error', text), ('error_message', msg)])
-
-
-@contextlib.contextmanager
-def fresh_scopes():
-    with mx.name.NameManager():
-        with mx.AttrScope():
-            yield
 
 
 def node_info(sym):
@@ -621,11 +572,9 @@ def main():
     build_embedding()
     build_graphs()
     errors, shapes = build_errors()
-    with open(os.path.join(OUT, 'layers.json'), 'w') as f:
-        json.dump(OrderedDict([('generator', GENERATOR), ('mxnet_version', mx.__version__),
-                               ('cases', CASES), ('errors', errors), ('shapes', shapes)]),
-                  f, indent=1)
-        f.write('\n')
+    write_json(os.path.join(OUT, 'layers.json'),
+               OrderedDict([('generator', GENERATOR), ('mxnet_version', mx.__version__),
+                            ('cases', CASES), ('errors', errors), ('shapes', shapes)]))
     np.savez_compressed(os.path.join(OUT, 'layers.npz'), **ARRAYS)
     with open(os.path.join(OUT, 'README.md'), 'w') as f:
         f.write(README.format(version=mx.__version__))

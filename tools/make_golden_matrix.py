@@ -19,86 +19,27 @@ Paths are resolved relative to this file. Output goes to ``tests/golden/matrix/`
 Everything is deterministic: inputs come from ``np.random.RandomState`` seeded by the CRC32 of
 the case id. Only mxnet, numpy and the stdlib are used.
 """
-import contextlib
 import json
 import os
-import re
-import zlib
 from collections import OrderedDict
 
-os.environ.setdefault('MXNET_SUBGRAPH_VERBOSE', '0')
+# first: it sets MXNET_SUBGRAPH_VERBOSE before mxnet loads
+from _oracle_common import (F32, ROOT, SENTINEL, U, err_info, fresh_scopes, golden_dir, ints,
+                            jsonable, node_attrs, resolve_op, rng_for, write_json)
 
-import numpy as np  # noqa: E402
-import mxnet as mx  # noqa: E402
+import numpy as np
+import mxnet as mx
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-OUT = os.path.join(ROOT, 'tests', 'golden', 'matrix')
+OUT = golden_dir('matrix')
 GENERATOR = 'tools/make_golden_matrix.py'
-F32 = np.float32
-SENTINEL = 12345.0
 
 
 # ----------------------------------------------------------------------------- helpers
-
-def rng_for(key):
-    return np.random.RandomState(zlib.crc32(key.encode()) & 0x7FFFFFFF)
-
-
-def U(r, shape, lo=-1.0, hi=1.0):
-    return r.uniform(lo, hi, shape).astype(F32)
-
-
-def ints(r, shape, lo, hi, dtype=F32):
-    return r.randint(lo, hi, shape).astype(dtype)
-
 
 def distinct(r, shape):
     """A permutation of evenly spaced values: no ties (topk order is then unambiguous)."""
     n = int(np.prod(shape))
     return (r.permutation(n).reshape(shape) * 0.25 - n * 0.1).astype(F32)
-
-
-def jsonable(v):
-    if isinstance(v, (list, tuple)):
-        return [jsonable(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): jsonable(x) for k, x in v.items()}
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    return v
-
-
-TIMESTAMP = re.compile(r'\[\d\d:\d\d:\d\d\] ')
-LOCATION = re.compile(r'\[HH:MM:SS\] \S+:\d+: ')
-
-
-def err_info(e):
-    """'error' is str(e) with timestamps masked; 'error_message' the text after the last
-    'MXNetError: ' without '[HH:MM:SS] file:line: ' prefixes."""
-    text = TIMESTAMP.sub('[HH:MM:SS] ', str(e))
-    msg = text.rsplit('MXNetError: ', 1)[-1]
-    msg = LOCATION.sub('', msg).strip()
-    return OrderedDict([('error_type', type(e).__name__), ('error', text),
-                        ('error_message', msg)])
-
-
-@contextlib.contextmanager
-def fresh_scopes():
-    with mx.name.NameManager():
-        with mx.AttrScope():
-            yield
-
-
-def resolve_op(op):
-    f = getattr(mx.sym, op, None)
-    return f if f is not None else getattr(mx.sym._internal, op)
-
-
-def node_attrs(sym):
-    return json.loads(sym.tojson())['nodes'][-1].get('attrs', {})
 
 
 def head_like(r, o):
@@ -685,19 +626,14 @@ def main():
     print('mxnet', mx.__version__, 'numpy', np.__version__)
     os.makedirs(OUT, exist_ok=True)
     build_op_cases()
-    with open(os.path.join(OUT, 'ops.json'), 'w') as f:
-        json.dump(OrderedDict([('generator', GENERATOR), ('mxnet_version', mx.__version__),
-                               ('cases', CASES)]), f, indent=1)
-        f.write('\n')
+    write_json(os.path.join(OUT, 'ops.json'),
+               OrderedDict([('generator', GENERATOR), ('mxnet_version', mx.__version__),
+                            ('cases', CASES)]))
     np.savez_compressed(os.path.join(OUT, 'ops.npz'), **ARRAYS)
     infer = build_infer()
-    with open(os.path.join(OUT, 'infer.json'), 'w') as f:
-        json.dump(infer, f, indent=1)
-        f.write('\n')
+    write_json(os.path.join(OUT, 'infer.json'), infer)
     fns = build_functions()
-    with open(os.path.join(OUT, 'functions.json'), 'w') as f:
-        json.dump(fns, f, indent=1)
-        f.write('\n')
+    write_json(os.path.join(OUT, 'functions.json'), fns)
     np.savez_compressed(os.path.join(OUT, 'functions.npz'), **FN_ARRAYS)
     with open(os.path.join(OUT, 'README.md'), 'w') as f:
         f.write(README.format(version=mx.__version__))

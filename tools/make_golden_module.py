@@ -28,12 +28,12 @@ import json
 import logging
 import os
 
+from _oracle_common import golden_dir
+
 import numpy as np
 import mxnet as mx
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-OUT = os.path.join(ROOT, 'tests', 'golden', 'module')
+OUT = golden_dir('module')
 GENERATOR = 'tools/make_golden_module.py'
 
 BATCH_SIZE = 8

@@ -10,43 +10,23 @@ so tests replay exactly what MXNet saw. Nothing depends on MXNet's random genera
 ``random_stats`` of random initializers (sample statistics of large draws). Only mxnet, numpy
 and the stdlib are used.
 """
-import json
 import os
-import re
 import warnings
-import zlib
 from collections import OrderedDict
+
+from _oracle_common import golden_dir, jsonable, mask_timestamps, rng_for, write_json
 
 import numpy as np
 import mxnet as mx
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-OUT = os.path.join(ROOT, 'tests', 'golden', 'train_utils')
+OUT = golden_dir('train_utils')
 GENERATOR = 'tools/make_golden_train_utils.py'
 ARRAYS = OrderedDict()
 warnings.simplefilter('ignore')
 
 
-def rng_for(key):
-    return np.random.RandomState(zlib.crc32(key.encode()) & 0x7FFFFFFF)
-
-
-def jsonable(v):
-    if isinstance(v, (list, tuple)):
-        return [jsonable(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): jsonable(x) for k, x in v.items()}
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    return v
-
-
 def err_info(e):
-    text = re.sub(r'\[\d\d:\d\d:\d\d\] ', '[HH:MM:SS] ', str(e))
-    return OrderedDict([('error_type', type(e).__name__), ('error', text)])
+    return OrderedDict([('error_type', type(e).__name__), ('error', mask_timestamps(str(e)))])
 
 
 def capture(fn):
@@ -731,9 +711,7 @@ def main():
                                      cases=make_metrics(), misc=make_metric_misc())),
     ])
     for fname, content in files.items():
-        with open(os.path.join(OUT, fname), 'w') as f:
-            json.dump(jsonable(content), f, indent=1)
-            f.write('\n')
+        write_json(os.path.join(OUT, fname), jsonable(content))
     np.savez_compressed(os.path.join(OUT, 'train_utils.npz'), **ARRAYS)
     with open(os.path.join(OUT, 'README.md'), 'w') as f:
         f.write(README)

@@ -21,15 +21,14 @@ import os
 import warnings
 from collections import OrderedDict
 
-os.environ.setdefault('MXNET_SUBGRAPH_VERBOSE', '0')
+# first: it sets MXNET_SUBGRAPH_VERBOSE before mxnet loads
+from _oracle_common import ROOT, golden_dir, write_json
 
-import graphviz  # noqa: E402
-import numpy as np  # noqa: E402
-import mxnet as mx  # noqa: E402
+import graphviz
+import numpy as np
+import mxnet as mx
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-OUT = os.path.join(ROOT, 'tests', 'golden', 'viz')
+OUT = golden_dir('viz')
 GENERATOR = 'tools/make_golden_viz.py'
 
 S = mx.sym
@@ -299,9 +298,7 @@ def main():
             ('id', cid), ('function', func), ('network', net), ('kwargs', jsonable(kwargs)),
             ('stdout', buf.getvalue()), ('warnings', warn_list(caught))] + list(info.items())))
 
-    with open(os.path.join(OUT, 'cases.json'), 'w') as f:
-        json.dump(doc, f, indent=1, ensure_ascii=False)
-        f.write('\n')
+    write_json(os.path.join(OUT, 'cases.json'), doc, ensure_ascii=False)
     with open(os.path.join(OUT, 'README.md'), 'w') as f:
         f.write(README.format(version=mx.__version__, gv=graphviz.__version__))
     print('wrote %d networks, %d plots, %d summaries, %d errors to %s'
