@@ -224,6 +224,8 @@ class Executor:
         for s, a in zip(self._var_slots, self.arg_arrays + self.aux_arrays):
             vals[s] = a._data
         oc = OpContext(is_train=is_train, device=dev)
+        if self._replayable:  # from here on forward values go (also if backward fails midway)
+            self._forward_state = "released"
         self._bwd.run(vals, oc)
         for g, s, req in zip(self._grad_list, self._grad_slots, self._grad_reqs):
             if s is None or g is None:
@@ -239,8 +241,6 @@ class Executor:
                     vals[s] = None
         for s in self._hg_slots:
             vals[s] = None
-        if self._replayable:
-            self._forward_state = "released"
 
     def _replay_forward(self):
         """Recompute the forward values a backward released (deterministic graphs only)."""

@@ -80,9 +80,10 @@ def _arith(opname, scalar_op, reverse=False):
 
     def method(self, other):
         cls = other.__class__
-        if cls is NDArray:
-            if other._ctx is self._ctx and not _ENGINE["engine"]._inflight:
-                ta, tb = (other._data, self._data) if reverse else (self._data, other._data)
+        if cls is NDArray:  # (never reversed: Python calls ``a.__add__(b)`` for two NDArrays)
+            if not reverse and other._ctx is self._ctx and not _ENGINE["engine"]._inflight:
+                ta = self._data
+                tb = other._data
                 if ta.dtype == tb.dtype:
                     try:
                         r = fn_array(ta, tb)

@@ -132,3 +132,17 @@ def test_fluent_methods_reuse_the_cached_function():
     assert a.sum.__name__ == "sum"
     np.testing.assert_array_equal(a.sum(axis=1).asnumpy(), [3, 12])
     np.testing.assert_array_equal(a.sum(axis=1).asnumpy(), [3, 12])
+
+
+@pytest.mark.parametrize("shape", [(1,), (1, 1), (3,), (0,), (2, 3, 4)])
+def test_full_reductions_return_new_arrays(shape):
+    x = nd.array(np.arange(np.prod(shape), dtype=np.float32).reshape(shape) + 1)
+    for _ in range(2):  # general path, then the fast path
+        for name in ("sum", "mean", "max", "nansum"):
+            if name == "max" and not x.size:
+                continue
+            r = getattr(nd, name)(x)
+            assert r.shape == (1,)
+            before = x.asnumpy().copy()
+            r[:] = -7
+            np.testing.assert_array_equal(x.asnumpy(), before)
