@@ -30,7 +30,7 @@ def run(sym, grad_req="write", backwards=1, seed=0):
     rng = np.random.RandomState(seed)
     for name, arr in ex.arg_dict.items():
         arr[:] = (np.arange(4) % 3).astype("f") if name == "out_label" else rng.uniform(-1, 1, arr.shape)
-    for name, arr in ex.grad_dict.items():
+    for arr in ex.grad_dict.values():
         arr[:] = 0.5
     ex.forward(is_train=True)
     outs = [o.asnumpy() for o in ex.outputs]
