@@ -224,12 +224,15 @@ def make_function(op):
                 if kernel is not None:
                     a = args[0]
                     if a.__class__ is NDArray and not _ENGINE["engine"]._inflight:
+                        t = a._data
                         try:
-                            r = kernel(a._data)
+                            r = kernel(t)
                         except (RuntimeError, ValueError, IndexError):
                             # invalid inputs, or a form the kernel does not take: the general
                             # path computes it or raises MXNet's error
                             return general(args, out, ctx, kwargs)
+                        if r is t:  # results are new arrays, never the input itself
+                            r = r.clone()
                         res = _new(NDArray)
                         res._data, res._ctx = r, a._ctx
                         return res

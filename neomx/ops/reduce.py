@@ -1,6 +1,8 @@
 """Reductions (sum, mean, max, min, prod, argmax, argmin, argmax_channel) and dot."""
 from __future__ import annotations
 
+import operator
+
 import torch
 
 from .registry import OpDef, Param, ShapeError, register, zero_gradient, _sh
@@ -53,6 +55,9 @@ def _reduce_forward(fn):
     return forward
 
 
+_SUM_TO_1 = operator.methodcaller("sum_to_size", 1)
+
+
 def _reduce_fast_kernel(fn, full=None):
     """Reductions over every axis (no ``axis``) accept any input: one call, no validation.
     ``full(x)``: the same reduction over all axes as a 0-dim tensor (bitwise equal to ``fn``)."""
@@ -60,9 +65,10 @@ def _reduce_fast_kernel(fn, full=None):
         if p.axis is not None and p.axis != ():
             return None
         keep = p.keepdims
-        if full is torch.sum and not keep:  # one ATen call to shape (1,) (bitwise the same sum)
-            return (lambda x: x.sum_to_size(1) if x.numel() > 1
-                    else (torch.sum(x).unsqueeze(0) if x.dim() else x.clone())), False
+        if full is torch.sum and not keep:  # one ATen call to shape (1,), bitwise the same sum
+            # (a C callable: no Python frame; it returns a (1,)-shaped input itself, which the
+            # imperative fast path copies, and refuses 0-dim inputs: general path)
+            return _SUM_TO_1, False
         if full is not None and not keep:
             return (lambda x: full(x).unsqueeze(0) if x.dim() else x.clone()), False
 

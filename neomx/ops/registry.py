@@ -268,7 +268,8 @@ class OpDef:
     no_grad_inputs: Sequence[str] = ()   # inputs that never get a gradient (labels)
     public: bool = True                 # exported as mx.nd.X / mx.sym.X
     # Optional: fast_kernel(p) -> (kernel(*tensors) -> tensor, needs_check) or None. The same
-    # computation as ``forward`` for these parameters, for the imperative fast path. needs_check
+    # computation as ``forward`` for these parameters, for the imperative fast path (a result that
+    # is the input tensor itself is copied there; views of it are not allowed). needs_check
     # False: the kernel validates its inputs itself (it accepts any input, or raises for the
     # ones it does not take; those calls then go to the general path: rules, errors, forward).
     fast_kernel: Callable | None = None
