@@ -171,8 +171,12 @@ class _FastPlan:
         try:
             if kernel is not None:
                 if not _ENGINE["engine"]._inflight:
-                    return from_torch(kernel(*tensors), ctx)
-                return from_torch(engine.push(lambda: kernel(*tensors), reads=args, ctx=ctx), ctx)
+                    r = kernel(*tensors)
+                else:
+                    r = engine.push(lambda: kernel(*tensors), reads=args, ctx=ctx)
+                if any(r is t for t in tensors):  # results are new arrays, never an input
+                    r = r.clone()
+                return from_torch(r, ctx)
             train = is_training()
             if ctx is not self.ctx or train is not self.train:
                 self.oc = _op_context(train, ctx.torch_device)

@@ -146,3 +146,19 @@ def test_full_reductions_return_new_arrays(shape):
             before = x.asnumpy().copy()
             r[:] = -7
             np.testing.assert_array_equal(x.asnumpy(), before)
+
+
+def test_full_sum_of_one_element_is_a_new_array_while_the_engine_is_busy(threaded):
+    nd.sum(nd.array([1.0]))
+    nd.sum(nd.array([1.0]))  # the fast plan exists
+    x = nd.array([3.0])
+    gate = threading.Event()
+    _slow_fill(x, 5.0, gate)
+    assert not engine.idle()
+    timer = threading.Timer(0.05, gate.set)
+    timer.start()
+    r = nd.sum(x)  # the plan's engine path (the kernel returns a (1,) input itself)
+    r[:] = -1
+    timer.join()
+    assert r.asnumpy().tolist() == [-1.0]
+    assert x.asnumpy().tolist() == [5.0]
