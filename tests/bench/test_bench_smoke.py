@@ -53,3 +53,24 @@ def test_table_and_files(result):
     png = out / "results.png"
     if png.exists():  # matplotlib is a demo extra
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_gpu_lenet_script_runs_on_cpu(tmp_path):
+    """benchmarks/gpu_lenet.py (the GPU LeNet comparison for the device machine) runs its whole
+    code path with --device cpu; without CUDA the default says so and measures nothing."""
+    script = REPO / "benchmarks" / "gpu_lenet.py"
+    out = tmp_path / "gpu_lenet.json"
+    p = subprocess.run([sys.executable, str(script), "--device", "cpu", "--batches", "32", "--iters", "2",
+                        "--warmup", "1", "--repeats", "1", "--out", str(out)],
+                       capture_output=True, text=True, timeout=300, cwd=str(REPO))
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    (res,) = json.loads(out.read_text())
+    assert res["batch"] == 32 and res["device"] == "cpu"
+    assert set(res["median_images_per_s"]) == {"neomx", "torch"}
+    assert all(v > 0 for v in res["median_images_per_s"].values())
+    assert "neomx/torch" in p.stdout
+    import torch
+    if not torch.cuda.is_available():
+        p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                           cwd=str(REPO))
+        assert p.returncode == 0 and "no CUDA device" in p.stdout
