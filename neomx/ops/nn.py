@@ -223,13 +223,16 @@ def _softmax_backward(p, ins, oc):
     lab = lab_f.to(torch.int64)
     grad = prob.clone()
     valid_onehot = (lab >= 0) & (lab < k)
-    rows = torch.nonzero(valid_onehot, as_tuple=True)[0]
     if p.smooth_alpha:
+        rows = torch.nonzero(valid_onehot, as_tuple=True)[0]
         off = p.smooth_alpha / (k - 1)
         grad[valid_onehot] -= off
         grad[rows, lab[rows]] -= (1.0 - p.smooth_alpha) - off
     else:
-        grad[rows, lab[rows]] -= 1.0
+        # -1 at each valid row's label as one scatter (x + -1 == x - 1 exactly; other rows get
+        # -0.0, which changes nothing): no torch.nonzero, which waits for the device on GPUs
+        grad.scatter_add_(1, torch.where(valid_onehot, lab, 0).unsqueeze(1),
+                          valid_onehot.to(grad.dtype).neg_().unsqueeze(1))
     if p.use_ignore:
         grad[lab_f == p.ignore_label] = 0
     scale = p.grad_scale

@@ -576,3 +576,21 @@ def test_selu_gradient_is_mxnet_formula():
     ex.backward(mx.nd.ones(x.shape, dtype=F64))
     np.testing.assert_allclose(g["data"].asnumpy(), np.where(x > 0, lam, lam * (y + alpha)),
                                rtol=1e-12)
+
+
+def test_softmax_output_gradient_rows_with_labels_out_of_range():
+    """Rows whose label is outside [0, k) get softmax itself (MXNet skips their one-hot), the
+    others softmax - one_hot, bitwise as float32 arithmetic gives it."""
+    rng = np.random.RandomState(3)
+    x = rng.uniform(-2, 2, (6, 4)).astype("f")
+    label = np.array([0, 3, -1, 4, 2, 7], dtype="f")
+    sym = mx.sym.SoftmaxOutput(mx.sym.Variable("data"), mx.sym.Variable("label"), name="sm")
+    g = {"data": mx.nd.zeros(x.shape), "label": mx.nd.zeros(label.shape)}
+    ex = sym.bind(mx.cpu(), args={"data": mx.nd.array(x), "label": mx.nd.array(label)}, args_grad=g)
+    prob = ex.forward(is_train=True)[0].asnumpy()
+    ex.backward()
+    want = prob.copy()
+    for r, lab in enumerate(label.astype(int)):
+        if 0 <= lab < 4:
+            want[r, lab] -= np.float32(1.0)
+    np.testing.assert_array_equal(g["data"].asnumpy(), want)
