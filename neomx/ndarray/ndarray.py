@@ -379,15 +379,7 @@ class NDArray:
     def _bin(self, other, opname, scalar_op, reverse=False):
         """``self (op) other`` with MXNet's rules: broadcasting, no dtype promotion, scalars cast
         to the array's dtype, CPU ids may differ but CPU and GPU may not."""
-        cls = other.__class__
-        if cls is float or cls is int:  # the common scalar case, on floating-point arrays
-            t = self._data
-            if t.is_floating_point():
-                fn = _ew.FLOAT_SCALAR_FN[scalar_op]
-                if not _ENGINE["engine"]._inflight:
-                    return from_torch(fn(t, other), self._ctx)
-                return from_torch(engine.push(lambda: fn(t, other), (self,)), self._ctx)
-        if cls is NDArray or isinstance(other, NDArray):
+        if other.__class__ is NDArray or isinstance(other, NDArray):
             a, b = (other, self) if reverse else (self, other)
             ta, tb = a._data, b._data
             if a._ctx is not b._ctx:
@@ -398,14 +390,8 @@ class NDArray:
                 raise MXNetError(
                     f"Incompatible attr in node  at 1-th input: expected {np.dtype(a.dtype).name}, "
                     f"got {np.dtype(b.dtype).name}")
-            fn = _ew.BINARY_FN[opname]
-            if not _ENGINE["engine"]._inflight:
-                try:  # torch broadcasts by numpy's (and MXNet's) rule, and says when it cannot
-                    return from_torch(fn(ta, tb), a._ctx)
-                except RuntimeError:
-                    _check_broadcast(ta, tb)
-                    raise
             _check_broadcast(ta, tb)
+            fn = _ew.BINARY_FN[opname]
             return from_torch(engine.push(lambda: fn(ta, tb), (a, b)), a._ctx)
         if isinstance(other, numeric_types) and not isinstance(other, np.ndarray):
             fn = _ew.SCALAR_FN[scalar_op]
@@ -427,20 +413,11 @@ class NDArray:
         if kernel is not None and t.is_floating_point():
             if isinstance(other, NDArray) and other._ctx is self._ctx and other._data.dtype == t.dtype:
                 o = other._data
-                if not _ENGINE["engine"]._inflight:
-                    try:  # torch refuses shapes that do not broadcast to ``t`` and bad overlaps
-                        kernel(t, o)
-                        return self
-                    except RuntimeError:
-                        pass  # the general path below says what is wrong, or copies
-                elif o.shape == t.shape:
+                if o.shape == t.shape:  # (other shapes: the general path below checks them)
                     engine.push(lambda: kernel(t, o), (other,), (self,))
                     return self
             elif isinstance(other, (int, float)) and not isinstance(other, bool):
-                if not _ENGINE["engine"]._inflight:
-                    kernel(t, other)
-                else:
-                    engine.push(lambda: kernel(t, other), (), (self,))
+                engine.push(lambda: kernel(t, other), (), (self,))
                 return self
         res = self._bin(other, opname, scalar_op)
         if res is NotImplemented:

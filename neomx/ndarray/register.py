@@ -200,7 +200,7 @@ def make_function(op):
     from .. import autograd
     input_names = set() if callable(op.inputs) else set(op.inputs)
     is_training = autograd.is_training
-    fast: dict = {}  # (number of positional inputs, *kwargs items) -> _FastPlan
+    fast: dict = {}  # _fast_key of a call form (or the number of inputs) -> _FastPlan
     cache: dict = {}  # parameter kwargs -> (Params, input names); parsing once per distinct call
 
     def parsed(params):
@@ -245,10 +245,13 @@ def make_function(op):
                     a, b = args
                     if (a.__class__ is NDArray and b.__class__ is NDArray and a._ctx is b._ctx
                             and not _ENGINE["engine"]._inflight):
+                        ta, tb = a._data, b._data
                         try:
-                            r = kernel(a._data, b._data)
+                            r = kernel(ta, tb)
                         except (RuntimeError, ValueError, IndexError):
                             return general(args, out, ctx, kwargs)
+                        if r is ta or r is tb:
+                            r = r.clone()
                         res = _new(NDArray)
                         res._data, res._ctx = r, a._ctx
                         return res
