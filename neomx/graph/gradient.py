@@ -50,9 +50,10 @@ class GraphBuilder:
         return build
 
     def _build(self, op, inputs, params):
-        if op.key_var_num_args and op.key_var_num_args not in params:
-            params[op.key_var_num_args] = len(inputs)
-        p, given = op.parse_params(params)
+        p, given, slots, names = op.bind_call(inputs, params, _is_handle)
+        if any(h is None for h in slots):
+            raise MXNetError(f"gradient pass: {op.name} needs inputs {names}")
+        inputs = slots
         name = f"{self.prefix}_{op.hint}{self.count}"
         self.count += 1
         node = Node(op, name, p, given, {}, tuple(h.entry for h in inputs))
@@ -67,6 +68,10 @@ class GraphBuilder:
         handles = [Handle(node, i, shapes[i], types[i]) for i in range(nout)]
         nvis = op.num_visible_outputs(p)
         return handles[0] if nvis == 1 else handles[:nvis]
+
+
+def _is_handle(v):
+    return isinstance(v, Handle)
 
 
 def build_gradient(nodes, heads, shapes, types, wrt, head_grads):

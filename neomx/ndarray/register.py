@@ -195,29 +195,35 @@ class _FastPlan:
                              "shapes: " + ", ".join(shape_str(a.shape) for a in args) + ")") from None
 
 
+def _is_ndarray(v):
+    return isinstance(v, NDArray)
+
+
 def make_function(op):
     """The ``mx.nd.<Op>`` function for ``op``, with a real signature and docstring."""
     from .. import autograd
-    input_names = set() if callable(op.inputs) else set(op.inputs)
     is_training = autograd.is_training
     fast: dict = {}  # _fast_key of a call form (or the number of inputs) -> _FastPlan
     cache: dict = {}  # parameter kwargs -> (Params, input names); parsing once per distinct call
 
-    def parsed(params):
-        try:
-            key = tuple(sorted(params.items()))
-            hit = cache.get(key)
-        except TypeError:  # unhashable values (lists): parse every time
-            p, _ = op.parse_params(params, "")
-            return p, op.list_inputs(p) + op.list_aux(p), False
-        if hit is None:
-            p, _ = op.parse_params(params, "")
-            hit = (p, op.list_inputs(p) + op.list_aux(p))
-            if len(cache) < 1024:
-                cache[key] = hit
-            else:
-                return hit[0], hit[1], False
-        return hit[0], hit[1], True
+    def bound(args, kwargs):
+        """op.bind_call, with the parsed parameters of each distinct keyword form cached.
+        Returns (Params, input names, whether Params is cached, inputs by slot)."""
+        key = None
+        if not any(v.__class__ is NDArray for v in kwargs.values()):
+            try:
+                key = (len(args), tuple(sorted(kwargs.items())))
+                hit = cache.get(key)
+            except TypeError:  # unhashable values (lists): bind every time
+                key = hit = None
+            if hit is not None:
+                p, names = hit
+                return p, names, True, list(args) + [None] * (len(names) - len(args))
+        p, _, slots, names = op.bind_call(args, kwargs, _is_ndarray)
+        if key is not None and len(cache) < 1024:
+            cache[key] = (p, names)
+            return p, names, True, slots
+        return p, names, False, slots
 
     def fn(*args, out=None, name=None, ctx=None, **kwargs):
         if out is None and ctx is None and args:
@@ -261,33 +267,17 @@ def make_function(op):
         return general(args, out, ctx, kwargs)
 
     def general(args, out, ctx, kwargs):
-        if kwargs:
-            arrays = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
-            params = {k: v for k, v in kwargs.items()
-                      if not isinstance(v, NDArray) and not (v is None and k in input_names)}
-        else:
-            arrays, params = {}, {}
-        if op.key_var_num_args and op.key_var_num_args not in params:
-            params[op.key_var_num_args] = len(args) + len(arrays)
-        if ctx is not None and "ctx" in op.param_map:
-            params["ctx"] = str(ctx)
-        p, names, stable = parsed(params)
-        inputs = [None] * len(names)
-        if len(args) > len(names):
-            raise MXNetError(f"{op.name}: expected at most {len(names)} inputs {names}, got {len(args)}")
         for i, a in enumerate(args):
             if not isinstance(a, NDArray):
-                raise MXNetError(f"{op.name}: input '{names[i]}' must be an NDArray, got {type(a).__name__}")
-            inputs[i] = a
-        for k, v in arrays.items():
-            if k not in names:
-                raise MXNetError(f"{op.name}: unknown input '{k}', inputs are {names}")
-            inputs[names.index(k)] = v
+                raise MXNetError(f"{op.name}: input {i} must be an NDArray, got {type(a).__name__}")
+        if ctx is not None and "ctx" in op.param_map:
+            kwargs = dict(kwargs, ctx=str(ctx))
+        p, names, stable, inputs = bound(args, kwargs)
         missing = [n for n, a in zip(names, inputs) if a is None]
         if missing:
             raise MXNetError(f"{op.name}: missing input(s) {missing}; inputs are {names}")
         res = invoke(op, p, inputs, out=out, ctx=ctx, is_train=is_training(), cached_params=stable)
-        if (stable and out is None and ctx is None and args and not arrays and len(args) == len(names)
+        if (stable and out is None and ctx is None and args and len(args) == len(names)
                 and not op.mutates_aux and op.num_outputs(p) == 1 and len(fast) < 256):
             key = _fast_key(args, kwargs) if kwargs else len(args)
             if key is not None:
@@ -297,8 +287,7 @@ def make_function(op):
     fn.__name__ = op.name
     fn.__qualname__ = op.name
     fn.__doc__ = op.signature_doc() + "\n\nReturns\n-------\nNDArray or list of NDArrays\n    The output(s)."
-    from ..symbol.register import _signature
-    fn.__signature__ = _signature(op, symbolic=False)
+    fn.__signature__ = op.signature(symbolic=False)
     return fn
 
 

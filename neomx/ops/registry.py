@@ -23,6 +23,7 @@ Conventions shared by every rule:
 from __future__ import annotations
 
 import ast
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -343,6 +344,61 @@ class OpDef:
                                      f"presented, in operator {where}")
                 p[prm.name] = prm.default
         return p, given
+
+    def bind_call(self, args, kwargs, is_input, extra_params=None):
+        """Split one call ``op(*args, **kwargs)`` into parameters and inputs: the single place
+        where ``mx.nd.<op>``, ``mx.sym.<op>`` and the gradient pass's ``F.<op>`` do it.
+
+        ``is_input(value)`` says whether a value is an input (an NDArray, a Symbol, a handle).
+        Positional arguments are inputs in the op's order (arguments, then auxiliary states);
+        keyword inputs go to their named slot; a keyword input given as None counts as missing
+        (an explicit None *parameter* is kept: MXNet stores it as "None"). ``extra_params``
+        (e.g. attribute-scope keys) fill parameters not given. Returns
+        ``(params, given, slots, names)``: ``slots[i]`` is the input for ``names[i]`` or None.
+        """
+        kw_inputs, params = {}, {}
+        if kwargs:
+            fixed = () if callable(self.inputs) else self.inputs
+            for k, v in kwargs.items():
+                if is_input(v):
+                    kw_inputs[k] = v
+                elif not (v is None and k in fixed):
+                    params[k] = v
+        if self.key_var_num_args and self.key_var_num_args not in params:
+            params[self.key_var_num_args] = len(args) + len(kw_inputs)
+        if extra_params:
+            for k, v in extra_params.items():
+                params.setdefault(k, v)
+        p, given = self.parse_params(params)
+        names = self.list_inputs(p) + self.list_aux(p)
+        if len(args) > len(names):
+            raise MXNetError(f"{self.name}: too many positional inputs ({len(args)}), expected at "
+                             f"most {len(names)}: {names}")
+        slots = list(args) + [None] * (len(names) - len(args))
+        for k, v in kw_inputs.items():
+            if k not in names:
+                raise MXNetError(f"{self.name}: unknown input '{k}', inputs are {names}")
+            i = names.index(k)
+            if slots[i] is not None:
+                raise MXNetError(f"{self.name}: input '{k}' given twice")
+            slots[i] = v
+        return p, given, slots, names
+
+    def signature(self, symbolic: bool):
+        """The Python signature of ``mx.sym.<op>`` (``symbolic``) or ``mx.nd.<op>``."""
+        P = inspect.Parameter
+        params = []
+        if callable(self.inputs):
+            params.append(P("args", P.VAR_POSITIONAL))
+        else:
+            params += [P(n, P.POSITIONAL_OR_KEYWORD, default=None) for n in self.inputs]
+        kind = P.KEYWORD_ONLY
+        for prm in self.params:
+            params.append(P(prm.name, kind, default=P.empty if prm.required else prm.default))
+        params.append(P("name", kind, default=None))
+        params.append(P("attr", kind, default=None) if symbolic else P("out", kind, default=None))
+        params.append(P("kwargs", P.VAR_KEYWORD))
+        return inspect.Signature(params)
 
     def signature_doc(self) -> str:
         lines = [self.doc.strip() or self.name, "", "Parameters", "----------"]
