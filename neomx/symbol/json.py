@@ -79,13 +79,29 @@ def _dump(doc) -> str:
     return _seq("{", "}", top, 1, True)
 
 
-def from_json(text: str) -> Symbol:
+def from_json(text) -> Symbol:
+    """A Symbol from MXNet's JSON (``str``, or UTF-8 ``bytes``); anything malformed raises
+    MXNetError (never a UnicodeDecodeError, KeyError or IndexError)."""
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise MXNetError(f"invalid symbol JSON: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    if not isinstance(text, str):
+        raise MXNetError(f"invalid symbol JSON: expected str or bytes, got {type(text).__name__}")
     try:
         doc = json.loads(text)
-    except (ValueError, TypeError) as e:
+    except (ValueError, TypeError, RecursionError) as e:
         raise MXNetError(f"invalid symbol JSON: {e}") from None
     if not isinstance(doc, dict) or "nodes" not in doc or "heads" not in doc:
         raise MXNetError("invalid symbol JSON: expected an object with 'nodes' and 'heads'")
+    try:
+        return _from_doc(doc)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+        raise MXNetError(f"invalid symbol JSON: malformed graph ({type(e).__name__}: {e})") from None
+
+
+def _from_doc(doc) -> Symbol:
     built: list[Node] = []
     for i, jn in enumerate(doc["nodes"]):
         try:
@@ -104,6 +120,9 @@ def from_json(text: str) -> Symbol:
             if not 0 <= src < i:
                 raise MXNetError(f"invalid symbol JSON: node {name} refers to node {src}, "
                                  "which is not before it")
+            if not 0 <= k < built[src].num_outputs:
+                raise MXNetError(f"invalid symbol JSON: node {name} reads output {k} of node "
+                                 f"{built[src].name}, which has {built[src].num_outputs}")
             inputs.append((built[src], k))
         if opname == "null":
             built.append(Node(None, name, attrs={k: str(v) for k, v in attrs.items()}))
@@ -121,5 +140,12 @@ def from_json(text: str) -> Symbol:
             raise MXNetError(f"invalid symbol JSON: operator {opname} (node {name}) has "
                              f"{len(inputs)} inputs, expected {want}")
         built.append(node)
-    heads = [(built[int(h[0])], int(h[1])) for h in doc["heads"]]
+    heads = []
+    for h in doc["heads"]:
+        src, k = int(h[0]), int(h[1])
+        if not 0 <= src < len(built) or not 0 <= k < built[src].num_outputs:
+            raise MXNetError(f"invalid symbol JSON: head {list(h)} refers to no node output")
+        heads.append((built[src], k))
+    if not heads:
+        raise MXNetError("invalid symbol JSON: no heads")
     return Symbol(heads)

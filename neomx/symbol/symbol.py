@@ -478,8 +478,11 @@ def load_json(json_str: str) -> Symbol:
 def load(fname: str) -> Symbol:
     """Load a symbol from a ``-symbol.json`` file."""
     try:
-        with open(fname, "r", encoding="utf-8") as f:
-            text = f.read()
+        with open(fname, "rb") as f:
+            data = f.read()
     except OSError as e:
         raise MXNetError(f"cannot open symbol file {fname}: {e.strerror}") from None
-    return load_json(text)
+    try:
+        return load_json(data)
+    except MXNetError as e:
+        raise MXNetError(f"{fname}: {e}") from None
