@@ -6,23 +6,21 @@ import torch
 
 from .. import engine
 from ..base import MXNetError
-from ..graph.gradient import build_gradient
-from ..graph import infer as _infer
+from ..graph.pipeline import compile_program
 from ..ndarray.ndarray import NDArray, from_torch
 from ..ops.registry import OpContext
-from ..symbol.node import Node, aux_variables, topo_order
-from .plan import Plan
 
 class Executor:
     """A bound graph (made by ``Symbol.simple_bind`` / ``Symbol.bind``).
 
     ``forward(is_train)`` runs the forward plan on ``arg_arrays``/``aux_arrays`` and fills
     ``outputs``; ``backward(out_grads)`` runs the backward plan built by neomx's gradient pass and
-    writes (``grad_req='write'``) or adds (``'add'``) into ``grad_arrays``.
+    writes (``grad_req='write'``) or adds (``'add'``) into ``grad_arrays``. The plans come from
+    :func:`neomx.graph.pipeline.compile_program` (``debug_str()`` prints them).
     """
 
     def __init__(self, symbol, ctx, arg_arrays, grad_arrays, grad_reqs, aux_arrays,
-                 grads_given=True):
+                 grads_given=True, group2ctx=None):
         self._symbol = symbol
         self._ctx = ctx
         self.arg_arrays = list(arg_arrays)
@@ -30,6 +28,7 @@ class Executor:
         self._grad_list = list(grad_arrays)
         self._grads_given = grads_given
         self._grad_reqs = list(grad_reqs)
+        self._group2ctx = dict(group2ctx or {})
         self._arg_names = symbol.list_arguments()
         self._aux_names = symbol.list_auxiliary_states()
         self._out_names = symbol.list_outputs()
@@ -41,79 +40,27 @@ class Executor:
 
     # --- construction ---------------------------------------------------------------------
     def _build(self):
-        sym = self._symbol
-        nodes = sym._topo()
-        aux_ids = aux_variables(nodes)
-        self._arg_nodes = [n for n in nodes if n.op is None and id(n) not in aux_ids]
-        self._aux_nodes = [n for n in nodes if n.op is None and id(n) in aux_ids]
-        known_s = {id(n): a.shape for n, a in zip(self._arg_nodes, self.arg_arrays)}
-        known_s.update({id(n): a.shape for n, a in zip(self._aux_nodes, self.aux_arrays)})
-        known_t = {id(n): a.dtype for n, a in zip(self._arg_nodes, self.arg_arrays)}
-        known_t.update({id(n): a.dtype for n, a in zip(self._aux_nodes, self.aux_arrays)})
-        shapes = _infer.infer(nodes, known_s, "shape")
-        types = _infer.infer(nodes, known_t, "type")
-        heads = list(sym._outputs)
-        self._out_shapes = [shapes[(id(n), i)] for n, i in heads]
-        self._out_types = [types[(id(n), i)] for n, i in heads]
-        missing = [n.output_name(i) for n, i in heads if shapes.get((id(n), i)) is None]
-        if missing:
-            raise MXNetError(f"cannot infer the shapes of outputs {missing}")
-
-        slot_of: dict = {}
-        for n in self._arg_nodes + self._aux_nodes:
-            slot_of[(id(n), 0)] = len(slot_of)
-        self._var_slots = [slot_of[(id(n), 0)] for n in self._arg_nodes + self._aux_nodes]
-
-        wrt = [n for n, r in zip(self._arg_nodes, self._grad_reqs) if r != "null"]
-        self._head_grad_nodes = []
-        bwd_nodes, grad_entries = [], {}
-        if wrt:
-            for (n, i) in heads:
-                hg = Node(None, f"{n.output_name(i)}_head_grad")
-                shapes[(id(hg), 0)] = shapes[(id(n), i)]
-                types[(id(hg), 0)] = types[(id(n), i)]
-                self._head_grad_nodes.append(hg)
-            grads = build_gradient(nodes, heads, shapes, types, wrt, self._head_grad_nodes)
-            grad_entries = {k: h.entry for k, h in grads.items() if h is not None}
-            fwd_ids = {id(n) for n in nodes}
-            all_bwd = topo_order(list(grad_entries.values()))
-            bwd_nodes = [n for n in all_bwd if id(n) not in fwd_ids]
-            for hg in self._head_grad_nodes:
-                slot_of[(id(hg), 0)] = len(slot_of)
-            used = {id(n) for n in all_bwd}
-            self._head_grad_used = [id(hg) in used for hg in self._head_grad_nodes]
-        else:
-            self._head_grad_used = []
-
-        # Forward plan first (assigns slots to forward entries), then the backward plan.
-        fwd = Plan(nodes, slot_of, keep=())
-        fwd_slots = set(range(len(slot_of)))  # variables, head grads and forward values
-        self._out_slots = [slot_of[(id(n), i)] for n, i in heads]
-        bwd = Plan(bwd_nodes, slot_of, keep=())
-        self._grad_slots = []
-        for n, a, r in zip(self._arg_nodes, self._grad_list, self._grad_reqs):
-            e = grad_entries.get(id(n))
-            self._grad_slots.append(None if (e is None or r == "null") else slot_of[(id(e[0]), e[1])])
-        bwd_reads = {s for st in bwd.steps for s in st.ins}
-        bwd_reads |= {s for s in self._grad_slots if s is not None}
-        keep_fwd = set(self._var_slots) | set(self._out_slots) | bwd_reads
-        fwd._plan_frees(keep_fwd)
-        # Backward releases forward values after their last use (the memory of the activations
-        # goes back to the pool as the backward pass walks down the graph). A second backward
-        # after one forward then replays the forward first, which gives the same values when no
-        # op draws random numbers or updates auxiliary states; graphs with such ops (Dropout,
-        # BatchNorm) keep their forward values instead. (MXNet 1.9.1 reuses that memory too, and
-        # its second backward gives different gradients on graphs of this size.)
-        self._replayable = all(n.op is None or (n.op.is_deterministic(n.params) and not n.op.mutates_aux)
-                               for n in nodes)
-        grad_slots = {s for s in self._grad_slots if s is not None}
-        bwd._plan_frees(grad_slots if self._replayable else fwd_slots | grad_slots)
-        self._fwd, self._bwd = fwd, bwd
-        self._hg_slots = [slot_of[(id(hg), 0)] for hg in self._head_grad_nodes]
-        self._nslots = len(slot_of)
-        self._vals = [None] * self._nslots
+        dev = self._ctx.torch_device
+        group2dev = {g: c.torch_device for g, c in self._group2ctx.items()}
+        prog = compile_program(self._symbol._outputs,
+                               [(a.shape, a.dtype) for a in self.arg_arrays],
+                               [(a.shape, a.dtype) for a in self.aux_arrays],
+                               self._grad_reqs, default_device=dev, group2dev=group2dev)
+        self._program = prog
+        self._out_shapes, self._out_types = prog.out_shapes, prog.out_types
+        self._var_slots, self._out_slots = prog.var_slots, prog.out_slots
+        self._hg_slots, self._head_grad_used = prog.hg_slots, prog.head_grad_used
+        self._grad_slots, self._replayable = prog.grad_slots, prog.replayable
+        self._fwd, self._bwd = prog.fwd, prog.bwd
+        self._contexts = {d: None for d in prog.devices}
+        self._vals = [None] * prog.num_slots
         self._forward_state = None  # None: no forward yet; "live"; "released" by a backward
         self._last_train = True
+
+    def _op_contexts(self, is_train):
+        dev = self._ctx.torch_device
+        others = {d: OpContext(is_train=is_train, device=d) for d in self._contexts}
+        return OpContext(is_train=is_train, device=dev), others
 
     # --- dictionaries ---------------------------------------------------------------------
     @property
@@ -162,9 +109,9 @@ class Executor:
             vals[s] = None
         for s, a in zip(self._var_slots, self.arg_arrays + self.aux_arrays):
             vals[s] = a._data
-        oc = OpContext(is_train=is_train, device=self._ctx.torch_device)
+        oc, others = self._op_contexts(is_train)
         self._forward_state = None
-        self._fwd.run(vals, oc, self._monitor_step if self._monitor else None)
+        self._fwd.run(vals, oc, self._monitor_step if self._monitor else None, others)
         self._forward_state, self._last_train = "live", is_train
         for out, s in zip(self.outputs, self._out_slots):
             out._data.copy_(vals[s])  # outputs keep their storage: references stay valid
@@ -178,7 +125,7 @@ class Executor:
         ``out_grads``: head gradients (NDArray, list, or {output name: NDArray}); loss heads such
         as SoftmaxOutput ignore them, other heads need them.
         """
-        if not self._hg_slots:
+        if not any(s is not None for s in self._grad_slots):
             return
         heads = self._normalise_out_grads(out_grads)
         engine.push(lambda: self._run_backward(heads, is_train),
@@ -187,7 +134,7 @@ class Executor:
                     ctx=self._ctx, asynchronous=True)
 
     def _normalise_out_grads(self, out_grads):
-        n = len(self._hg_slots)
+        n = len(self._out_names)
         if out_grads is None:
             grads = [None] * n
         elif isinstance(out_grads, NDArray):
@@ -218,19 +165,21 @@ class Executor:
             self._replay_forward()
         dev = self._ctx.torch_device
         for s, g in zip(self._hg_slots, heads):
-            if g is not None:
+            if g is not None and s is not None:
                 t = g._data
                 vals[s] = t if t.device == dev else t.to(dev)
         for s, a in zip(self._var_slots, self.arg_arrays + self.aux_arrays):
             vals[s] = a._data
-        oc = OpContext(is_train=is_train, device=dev)
+        oc, others = self._op_contexts(is_train)
         if self._replayable:  # from here on forward values go (also if backward fails midway)
             self._forward_state = "released"
-        self._bwd.run(vals, oc)
+        self._bwd.run(vals, oc, None, others)
         for g, s, req in zip(self._grad_list, self._grad_slots, self._grad_reqs):
             if s is None or g is None:
                 continue
             v = vals[s]
+            if v.device != g._data.device:
+                v = v.to(g._data.device)
             if req == "add":
                 g._data.add_(v)
             else:
@@ -240,14 +189,16 @@ class Executor:
                 if s is not None:
                     vals[s] = None
         for s in self._hg_slots:
-            vals[s] = None
+            if s is not None:
+                vals[s] = None
 
     def _replay_forward(self):
         """Recompute the forward values a backward released (deterministic graphs only)."""
         vals = self._vals
         for s, a in zip(self._var_slots, self.arg_arrays + self.aux_arrays):
             vals[s] = a._data
-        self._fwd.run(vals, OpContext(is_train=self._last_train, device=self._ctx.torch_device))
+        oc, others = self._op_contexts(self._last_train)
+        self._fwd.run(vals, oc, None, others)
         self._forward_state = "live"
 
     # --- other API ------------------------------------------------------------------------
@@ -287,7 +238,7 @@ class Executor:
         return reshape_executor(self, partial_shaping, allow_up_sizing, kwargs)
 
     def debug_str(self) -> str:
-        return ("# forward\n" + self._fwd.to_python() + "\n# backward\n" + self._bwd.to_python())
+        return self._program.debug_str()
 
     @property
     def symbol(self):

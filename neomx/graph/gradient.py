@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..base import MXNetError
 from ..ops import registry as _reg
 from ..ops.registry import ShapeError, TypeInferError
-from ..symbol.node import Node
+from ..ir import Node
 
 
 class Handle:
@@ -41,6 +41,9 @@ class GraphBuilder:
         self.prefix = prefix
         self.count = 0
         self.nodes: list[Node] = []
+        self.handles: dict = {}  # node -> its output handles (shapes and dtypes)
+        self.origin: dict = {}  # node -> the forward node whose gradient rule built it
+        self.current = None
 
     def __getattr__(self, opname):
         op = _reg.get(opname)
@@ -66,6 +69,9 @@ class GraphBuilder:
                              + str(e).replace("{node}", name)) from None
         self.nodes.append(node)
         handles = [Handle(node, i, shapes[i], types[i]) for i in range(nout)]
+        self.handles[node] = handles
+        if self.current is not None:
+            self.origin[node] = self.current
         nvis = op.num_visible_outputs(p)
         return handles[0] if nvis == 1 else handles[:nvis]
 
@@ -74,47 +80,49 @@ def _is_handle(v):
     return isinstance(v, Handle)
 
 
-def build_gradient(nodes, heads, shapes, types, wrt, head_grads):
-    """Gradient entries for ``wrt`` variables.
+def build_gradient(graph, shapes, types, wrt, head_grads):
+    """Gradient entries for the ``wrt`` variables of ``graph``.
 
-    ``nodes``: forward nodes in topological order; ``heads``: output entries; ``shapes``/``types``:
-    ``(id(node), i) -> value`` from inference; ``wrt``: variable nodes needing gradients;
-    ``head_grads``: one variable node per head (its gradient input). Returns
-    ``{id(var): Handle or None}``.
+    ``shapes``/``types``: per entry id of ``graph`` (from inference); ``head_grads``: one
+    variable node per graph output (its gradient input). Returns ``(grads, meta, origin)``:
+    ``grads`` aligned with ``wrt`` (an entry, or None when no gradient reaches that variable),
+    ``meta``: ``{entry: (shape, dtype)}`` for every entry the pass created, and ``origin``:
+    ``{new node: forward node whose rule built it}``.
     """
     F = GraphBuilder("_grad")
 
     def handle(node, i):
-        return Handle(node, i, shapes[(id(node), i)], types[(id(node), i)])
+        e = graph.entry(node, i)
+        return Handle(node, i, shapes[e], types[e])
 
-    wanted = {id(v) for v in wrt}
-    needs = set()  # node ids whose outputs depend on a wanted variable
-    for n in nodes:
-        if id(n) in wanted or any(id(s) in needs for s, _ in n.inputs):
-            needs.add(id(n))
+    wanted = set(wrt)
+    needs = set()  # nodes whose outputs depend on a wanted variable
+    for n in graph.nodes:
+        if n in wanted or any(s in needs for s, _ in n.inputs):
+            needs.add(n)
 
-    pending: dict = {}  # (id(node), i) -> list of handles
-    for (n, i), g in zip(heads, head_grads):
-        if id(n) in needs:
-            pending.setdefault((id(n), i), []).append(handle(g, 0))
+    pending: dict = {}  # (node, i) -> list of handles
+    for (n, i), g in zip(graph.outputs, head_grads):
+        if n in needs:
+            e = graph.entry(n, i)
+            pending.setdefault((n, i), []).append(Handle(g, 0, shapes[e], types[e]))
 
-    def total(key, like):
+    def total(key):
         gs = pending.pop(key, None)
         if not gs:
             return None
         return gs[0] if len(gs) == 1 else F.add_n(*gs)
 
-    results = {}
-    for n in reversed(nodes):
-        if id(n) not in needs:
+    found = {}
+    for n in reversed(graph.nodes):
+        if n not in needs:
             continue
         if n.op is None:
-            if id(n) in wanted:
-                results[id(n)] = total((id(n), 0), None)
+            if n in wanted:
+                found[n] = total((n, 0))
             continue
-        nvis = n.num_visible_outputs
         outs = [handle(n, i) for i in range(n.num_outputs)]
-        ograds = [total((id(n), i), outs[i]) for i in range(nvis)]
+        ograds = [total((n, i)) for i in range(n.num_visible_outputs)]
         if all(g is None for g in ograds) and not n.op.is_loss:
             continue
         if n.op.gradient is None:
@@ -122,17 +130,23 @@ def build_gradient(nodes, heads, shapes, types, wrt, head_grads):
                              f"FGradient attribute (node {n.name}).")
         ograds = [g if g is not None else F.zeros_like(outs[i]) for i, g in enumerate(ograds)]
         ins = [handle(s, i) for s, i in n.inputs]
-        nargs = n.num_args
+        F.current = n
         try:
-            in_grads = n.op.gradient(F, n.params, ins[:nargs] + ins[nargs:], outs, ograds)
+            in_grads = n.op.gradient(F, n.params, ins, outs, ograds)
         except MXNetError as e:
             raise MXNetError(f"while building the gradient of {n.name} ({n.op.name}): {e}") from None
-        for (s, i), g in zip(n.inputs[:nargs], in_grads):
-            if g is not None and id(s) in needs:
-                if tuple(g.shape) != tuple(shapes[(id(s), i)]):
+        finally:
+            F.current = None
+        for (s, i), g in zip(n.inputs[:n.num_args], in_grads):
+            if g is not None and s in needs:
+                want = shapes[graph.entry(s, i)]
+                if tuple(g.shape) != tuple(want):
                     raise MXNetError(f"gradient rule of {n.op.name} ({n.name}) gave shape {g.shape} "
-                                     f"for input {s.output_name(i)} of shape {shapes[(id(s), i)]}")
-                pending.setdefault((id(s), i), []).append(g)
-    for v in wrt:
-        results.setdefault(id(v), None)
-    return results
+                                     f"for input {s.output_name(i)} of shape {want}")
+                pending.setdefault((s, i), []).append(g)
+    grads = [found[v].entry if found.get(v) is not None else None for v in wrt]
+    meta = {}
+    for node in F.nodes:
+        for h in F.handles[node]:
+            meta[h.entry] = (h.shape, h.dtype)
+    return grads, meta, F.origin

@@ -49,26 +49,31 @@ def variable_hint(node, kind):
     return None if t is None else dtype_from_code(int(t))
 
 
-def infer(nodes, known: dict, kind: str = "shape") -> dict:
-    """Infer every entry's shape (``kind='shape'``) or dtype (``'type'``).
+def infer(graph, known: dict, kind: str = "shape") -> list:
+    """Infer every entry's shape (``kind='shape'``) or dtype (``'type'``) over ``graph``.
 
-    ``nodes`` is a topological order; ``known`` maps variable-node ids to given values. Returns a
-    dict ``(id(node), index) -> value`` (None, or a shape with 0s, where undecidable). Errors are
-    MXNetError "Error in operator <name>: ...".
+    ``known`` maps variable nodes to given values. Returns a list indexed by entry id (None, or
+    a shape with 0s, where undecidable). Errors are MXNetError "Error in operator <name>: ...".
     """
-    vals: dict = {}
-    for n in nodes:
+    vals = [None] * graph.num_entries
+    ops = []
+    for n in graph.nodes:
         if n.op is None:
-            given = known.get(id(n))
+            given = known.get(n)
             hint = variable_hint(n, kind)
             v = _merge(kind, hint, given)
             if v is None and given is not None and hint is not None or v is False:
                 raise MXNetError(_conflict(kind, hint, given, n.name, 0, True))
-            vals[(id(n), 0)] = v
-    for _ in range(len(nodes) + 2):
+            vals[graph.entry(n)] = v
+        else:
+            ins = [graph.entry(s, i) for s, i in n.inputs]
+            first = graph.entry(n)
+            ops.append((n, ins, list(range(first, first + n.num_outputs))))
+    sweep = ops + ops[::-1]
+    for _ in range(len(ops) + 2):
         changed = False
-        for n in list(nodes) + list(reversed(nodes)):
-            if n.op is not None and _step(n, vals, kind):
+        for n, ins, outs in sweep:
+            if _step(n, ins, outs, vals, kind):
                 changed = True
         if not changed:
             break
@@ -79,10 +84,9 @@ def _complete(kind, v):
     return v is not None and (kind != "shape" or all(d > 0 for d in v))
 
 
-def _step(n, vals, kind) -> bool:
-    nout = n.num_outputs
-    ins = [vals.get((id(s), i)) for s, i in n.inputs]
-    outs = [vals.get((id(n), i)) for i in range(nout)]
+def _step(n, in_ids, out_ids, vals, kind) -> bool:
+    ins = [vals[e] for e in in_ids]
+    outs = [vals[e] for e in out_ids]
     if all(_complete(kind, v) for v in ins) and all(_complete(kind, v) for v in outs):
         return False
     rule = n.op.infer_shape if kind == "shape" else n.op.infer_type
@@ -93,13 +97,12 @@ def _step(n, vals, kind) -> bool:
             return False  # not decidable yet with unknown dims
         raise MXNetError(f"Error in operator {n.name}: " + str(e).replace("{node}", n.name)) from None
     changed = False
-    new_outs = list(new_outs) + [None] * (nout - len(new_outs))
-    for is_input, keys, news in ((True, [(id(s), i) for s, i in n.inputs], new_ins),
-                                 (False, [(id(n), i) for i in range(nout)], new_outs)):
+    new_outs = list(new_outs) + [None] * (len(out_ids) - len(new_outs))
+    for is_input, keys, news in ((True, in_ids, new_ins), (False, out_ids, new_outs)):
         for pos, (key, v) in enumerate(zip(keys, news)):
             if v is None:
                 continue
-            old = vals.get(key)
+            old = vals[key]
             m = _merge(kind, old, v)
             if m is None or m is False:
                 raise MXNetError(_conflict(kind, old, v, n.name, pos, is_input))

@@ -5,7 +5,7 @@ import json
 
 from ..base import MXNetError
 from ..ops import registry as _reg
-from .node import Node, topo_order
+from ..ir import Node, topo_order
 from .scope import HIDDEN_KEYS
 from .symbol import Symbol
 
@@ -14,7 +14,7 @@ MXNET_VERSION = 10901
 
 def to_json(sym: Symbol) -> str:
     nodes = topo_order(sym._outputs)
-    index = {id(n): i for i, n in enumerate(nodes)}
+    index = {n: i for i, n in enumerate(nodes)}
     out_nodes, arg_nodes, row_ptr = [], [], [0]
     for i, n in enumerate(nodes):
         entry = {"op": "null" if n.op is None else n.op.name, "name": n.name}
@@ -23,14 +23,14 @@ def to_json(sym: Symbol) -> str:
         if attrs:
             entry["attrs"] = {k: str(v) for k, v in attrs.items()}
         nargs = n.num_args
-        entry["inputs"] = [[index[id(s)], k, 1 if (j >= nargs and s.op is None) else 0]
+        entry["inputs"] = [[index[s], k, 1 if (j >= nargs and s.op is None) else 0]
                            for j, (s, k) in enumerate(n.inputs)]
         out_nodes.append(entry)
         if n.op is None:
             arg_nodes.append(i)
         row_ptr.append(row_ptr[-1] + n.num_outputs)
     doc = {"nodes": out_nodes, "arg_nodes": arg_nodes, "node_row_ptr": row_ptr,
-           "heads": [[index[id(n)], k, 0] for n, k in sym._outputs],
+           "heads": [[index[n], k, 0] for n, k in sym._outputs],
            "attrs": {"mxnet_version": ["int", MXNET_VERSION]}}
     return _dump(doc)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..base import MXNetError
 from ..ops import registry as _reg
-from .node import Node
+from ..ir import Node
 from .scope import AttrScope, NameManager
 from .symbol import Symbol, Variable
 

@@ -7,8 +7,8 @@ import numpy as np
 
 from ..base import MXNetError, dtype_code, dtype_np, string_types
 from ..graph import infer as _infer
+from ..ir import Graph, Node, topo_order
 from ..ops import registry as _reg
-from .node import Node, aux_variables, topo_order
 from .scope import HIDDEN_KEYS, AttrScope
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json"]
@@ -35,6 +35,10 @@ class Symbol:
     # --- structure ------------------------------------------------------------------------
     def _topo(self) -> list[Node]:
         return topo_order(self._outputs)
+
+    def _graph(self) -> Graph:
+        """The indexed graph below this symbol's outputs."""
+        return Graph(self._outputs)
 
     @property
     def name(self):
@@ -80,14 +84,10 @@ class Symbol:
 
     def list_arguments(self) -> list[str]:
         """Names of the argument variables in DFS order (auxiliary states excluded)."""
-        nodes = self._topo()
-        aux = aux_variables(nodes)
-        return [n.name for n in nodes if n.op is None and id(n) not in aux]
+        return [n.name for n in self._graph().arg_nodes]
 
     def list_auxiliary_states(self) -> list[str]:
-        nodes = self._topo()
-        aux = aux_variables(nodes)
-        return [n.name for n in nodes if n.op is None and id(n) in aux]
+        return [n.name for n in self._graph().aux_nodes]
 
     def list_inputs(self) -> list[str]:
         return [n.name for n in self._topo() if n.op is None]
@@ -134,16 +134,16 @@ class Symbol:
             if not isinstance(v, str):
                 raise ValueError("Set Attr only accepts string values")
         for n, _ in self._outputs:
-            n.attrs.update(kwargs)
+            n.annotate(**kwargs)
 
     # --- inference ------------------------------------------------------------------------
     def _inference_inputs(self, args, kwargs, kind):
         if args and kwargs:
             raise ValueError("Can only specify known argument shapes either by positional or kwargs way.")
-        nodes = self._topo()
-        arg_names = self.list_arguments()
+        graph = self._graph()
+        arg_names = [n.name for n in graph.arg_nodes]
         by_name: dict = {}
-        for n in nodes:
+        for n in graph.nodes:
             if n.op is None:
                 by_name.setdefault(n.name, []).append(n)
         given = dict(zip(arg_names, args)) if args else dict(kwargs)
@@ -162,17 +162,16 @@ class Symbol:
             else:
                 v = dtype_np(v)
             for n in by_name[k]:
-                known[id(n)] = v
-        return nodes, known
+                known[n] = v
+        return graph, known
 
     def _infer(self, kind, args, kwargs):
-        nodes, known = self._inference_inputs(args, kwargs, kind)
-        vals = _infer.infer(nodes, known, kind)
-        aux = aux_variables(nodes)
-        arg = [vals.get((id(n), 0)) for n in nodes if n.op is None and id(n) not in aux]
-        auxv = [vals.get((id(n), 0)) for n in nodes if n.op is None and id(n) in aux]
-        outs = [vals.get((id(n), i)) for n, i in self._outputs]
-        return nodes, arg, outs, auxv
+        graph, known = self._inference_inputs(args, kwargs, kind)
+        vals = _infer.infer(graph, known, kind)
+        arg = [vals[graph.entry(n)] for n in graph.arg_nodes]
+        auxv = [vals[graph.entry(n)] for n in graph.aux_nodes]
+        outs = [vals[e] for e in graph.output_entries()]
+        return graph, arg, outs, auxv
 
     def _infer_or_print(self, kind, args, kwargs):
         try:
@@ -269,7 +268,7 @@ class Symbol:
                 sym = kwargs[n.name]
                 if len(sym._outputs) != 1:
                     raise MXNetError(f"cannot compose with a group of {len(sym._outputs)} outputs for {n.name}")
-                repl[id(n)] = sym._outputs[0]
+                repl[n] = sym._outputs[0]
         new_outputs = _rebuild(self._outputs, nodes, repl, name)
         self._outputs = tuple(new_outputs)
         return self
@@ -383,25 +382,22 @@ def _visible_attrs(d: dict) -> dict:
 
 
 def _rebuild(outputs, nodes, repl, name=None):
-    """Copy the graph with variables replaced (``repl``: id(var) -> entry)."""
+    """Copy the graph with variables replaced (``repl``: variable node -> entry)."""
     mapping = {}
     for n in nodes:
-        if id(n) in repl:
+        if n in repl:
             continue
         if n.op is None:
-            mapping[id(n)] = n
+            mapping[n] = n
             continue
-        new_inputs = tuple(repl[id(s)] if id(s) in repl else (mapping[id(s)], i) for s, i in n.inputs)
-        if new_inputs == n.inputs:
-            mapping[id(n)] = n
-        else:
-            mapping[id(n)] = Node(n.op, n.name, n.params, n.given, dict(n.attrs), new_inputs)
+        new_inputs = tuple(repl[s] if s in repl else (mapping[s], i) for s, i in n.inputs)
+        mapping[n] = n if new_inputs == n.inputs else n.replace(inputs=new_inputs, attrs=dict(n.attrs))
     out = []
     for n, i in outputs:
-        out.append(repl[id(n)] if id(n) in repl else (mapping[id(n)], i))
+        out.append(repl[n] if n in repl else (mapping[n], i))
     if name is not None and len(out) == 1 and out[0][0].op is not None:
         n, i = out[0]
-        out[0] = (Node(n.op, name, n.params, n.given, dict(n.attrs), n.inputs), i)
+        out[0] = (n.replace(name=name, attrs=dict(n.attrs)), i)
     return out
 
 

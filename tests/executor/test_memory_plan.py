@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import neomx as mx
-from neomx.executor import plan as _plan
+from neomx.graph import plan as _plan
 
 
 def convnet(act):
