@@ -21,7 +21,7 @@ from .naive import NaiveEngine
 from .threaded import ThreadedEngine
 
 __all__ = ["Var", "NaiveEngine", "ThreadedEngine", "push", "idle", "wait_for", "wait_all", "get_engine",
-           "set_engine", "reset_engine"]
+           "set_engine"]
 
 
 def _default_engine():
@@ -42,10 +42,6 @@ def set_engine(engine):
     prev.wait_all()
     _state["engine"] = engine
     return prev
-
-
-def reset_engine(prev):
-    set_engine(prev)
 
 
 def push(fn, reads=(), writes=(), ctx=None, asynchronous=False):

@@ -1,11 +1,14 @@
 """``simple_bind`` and ``bind``: infer, allocate, attach gradients, build the Executor."""
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import torch
 
 from ..base import MXNetError, dtype_torch
 from ..context import Context
+from ..graph.pipeline import place_devices
 from ..ndarray.ndarray import NDArray, from_torch
 from .executor import Executor
 
@@ -73,23 +76,64 @@ def simple_bind(symbol, ctx: Context, grad_req="write", type_dict=None, group2ct
     arg_types = [t if t is not None else np.float32 for t in arg_types]
     aux_types = [t if t is not None else np.float32 for t in aux_types]
     reqs = _grad_reqs(grad_req, arg_names)
+    if shared_buffer is not None and not isinstance(shared_buffer, dict):
+        raise ValueError("shared_buffer in simple_bind must be dict or None")
+    group2ctx = _check_group2ctx(group2ctx)
+    graph = symbol._graph()
+    placed = place_devices(graph, ctx, group2ctx)  # model parallelism: variables' contexts
+    arg_ctx = [placed.get(n, ctx) for n in graph.arg_nodes]
+    aux_ctx = [placed.get(n, ctx) for n in graph.aux_nodes]
     shared = set(shared_arg_names or ())
     shared_args = shared_exec.arg_dict if shared_exec is not None else {}
     shared_grads = (shared_exec.grad_dict if shared_exec is not None and shared_exec.grad_arrays
                     is not None else {})
     args, grads = [], []
-    for name, shape, dt, req in zip(arg_names, arg_shapes, arg_types, reqs):
+    for name, shape, dt, req, c in zip(arg_names, arg_shapes, arg_types, reqs, arg_ctx):
         src = shared_args.get(name) if name in shared else None
         if src is not None and src.shape == tuple(shape) and np.dtype(src.dtype) == np.dtype(dt):
             args.append(src)
             g = shared_grads.get(name)
             grads.append(g if req != "null" and g is not None else
-                         (_zeros(shape, dt, ctx) if req != "null" else None))
+                         (_zeros(shape, dt, c) if req != "null" else None))
+        elif shared_buffer is not None and name not in shared:
+            args.append(_reshape_or_create(shared_buffer, name, shape, dt, c))
+            grads.append(_reshape_or_create(shared_buffer, "grad of " + name, shape, dt, c)
+                         if req != "null" else None)
         else:
-            args.append(_zeros(shape, dt, ctx))
-            grads.append(_zeros(shape, dt, ctx) if req != "null" else None)
-    aux = [_zeros(s, t, ctx) for s, t in zip(aux_shapes, aux_types)]
-    return Executor(symbol, ctx, args, grads, reqs, aux)
+            args.append(_zeros(shape, dt, c))
+            grads.append(_zeros(shape, dt, c) if req != "null" else None)
+    aux = [_zeros(s, t, c) for s, t, c in zip(aux_shapes, aux_types, aux_ctx)]
+    return Executor(symbol, ctx, args, grads, reqs, aux, group2ctx=group2ctx)
+
+
+def _check_group2ctx(group2ctx):
+    if group2ctx is None:
+        return {}
+    if not isinstance(group2ctx, dict):
+        raise TypeError("group2ctx must be a dict of str to Context")
+    for k, v in group2ctx.items():
+        if not isinstance(v, Context):
+            raise TypeError(f"group2ctx[{k!r}] must be a Context, got {type(v).__name__}")
+    return dict(group2ctx)
+
+
+def _reshape_or_create(buffer, key, shape, dtype, ctx):
+    """MXNet's memory sharing between the executors of one Module (buckets): a buffer at least
+    as large as needed, of the same dtype and context, is reused through a reshaped view of its
+    memory; otherwise a new array is made and replaces it in ``buffer``."""
+    shape = tuple(shape)
+    have = buffer.get(key)
+    size = int(np.prod(shape))
+    if have is not None and have.context == ctx and np.dtype(have.dtype) == np.dtype(dtype):
+        if have.size >= size:
+            return from_torch(have._data.reshape(-1)[:size].view(shape), ctx)
+        logging.warning("Bucketing: data %s has a shape %s, which is larger than already allocated "
+                        "shape %s. Need to re-allocate. Consider putting default bucket key to be "
+                        "the bucket taking the largest input for better memory sharing.",
+                        key, list(shape), list(have.shape))
+    new = _zeros(shape, dtype, ctx)
+    buffer[key] = new
+    return new
 
 
 def _as_list(value, names, what, allow_missing=False):
@@ -142,7 +186,8 @@ def bind(symbol, ctx: Context, args, args_grad=None, grad_req="write", aux_state
         symbol._infer("shape", (), shapes)
     except MXNetError as e:
         raise MXNetError("bind error. Arguments:\n" + _describe(shapes) + str(e)) from None
-    return Executor(symbol, ctx, arg_list, grad_list, reqs, aux_list, grads_given=grads_given)
+    return Executor(symbol, ctx, arg_list, grad_list, reqs, aux_list, grads_given=grads_given,
+                    group2ctx=_check_group2ctx(group2ctx))
 
 
 def reshape_executor(ex: Executor, partial_shaping, allow_up_sizing, shapes):
@@ -182,4 +227,4 @@ def reshape_executor(ex: Executor, partial_shaping, allow_up_sizing, shapes):
             raise MXNetError(f"reshape: auxiliary state shape changed from {old.shape} to {tuple(shape)}")
         new_aux.append(old)
     return Executor(symbol, ex._ctx, new_args, new_grads, ex._grad_reqs, new_aux,
-                    grads_given=ex._grads_given)
+                    grads_given=ex._grads_given, group2ctx=ex._group2ctx)

@@ -6,7 +6,7 @@ import torch
 
 from .. import engine
 from ..base import MXNetError
-from ..graph.pipeline import compile_program
+from ..graph.pipeline import compile_program, place_devices
 from ..ndarray.ndarray import NDArray, from_torch
 from ..ops.registry import OpContext
 
@@ -35,13 +35,15 @@ class Executor:
         self._monitor = None
         self._monitor_all = False
         self._build()
-        self.outputs = [from_torch(torch.empty(s, dtype=_torch_dtype(t), device=ctx.torch_device), ctx)
-                        for s, t in zip(self._out_shapes, self._out_types)]
+        self.outputs = [from_torch(torch.empty(s, dtype=_torch_dtype(t), device=c.torch_device), c)
+                        for s, t, c in zip(self._out_shapes, self._out_types, self._out_ctx)]
 
     # --- construction ---------------------------------------------------------------------
     def _build(self):
         dev = self._ctx.torch_device
         group2dev = {g: c.torch_device for g, c in self._group2ctx.items()}
+        placed = place_devices(self._symbol._graph(), self._ctx, self._group2ctx)
+        self._out_ctx = [placed.get(n, self._ctx) for n, _ in self._symbol._outputs]
         prog = compile_program(self._symbol._outputs,
                                [(a.shape, a.dtype) for a in self.arg_arrays],
                                [(a.shape, a.dtype) for a in self.aux_arrays],

@@ -25,7 +25,7 @@ def _fc_infer_shape(p, ins, outs):
         return ins, outs
     if p.flatten:
         k = _prod(data[1:]) if len(data) > 1 else 1
-        out = (data[0], p.num_hidden) if len(data) > 1 else (data[0], p.num_hidden)
+        out = (data[0], p.num_hidden)
     else:
         k = data[-1]
         out = tuple(data[:-1]) + (p.num_hidden,)

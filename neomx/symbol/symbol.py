@@ -277,16 +277,14 @@ class Symbol:
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None, group2ctx=None,
                     shared_arg_names=None, shared_exec=None, shared_buffer=None, **kwargs):
         """Infer shapes from ``kwargs``, allocate arguments and gradients, and bind an Executor."""
-        from ..executor import simple_bind
-        return simple_bind(self, ctx, grad_req=grad_req, type_dict=type_dict, group2ctx=group2ctx,
+        return _BINDERS["simple_bind"](self, ctx, grad_req=grad_req, type_dict=type_dict, group2ctx=group2ctx,
                            shared_arg_names=shared_arg_names, shared_exec=shared_exec,
                            shared_buffer=shared_buffer, **kwargs)
 
     def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None, group2ctx=None,
              shared_exec=None):
         """Bind the given arrays (used as they are, not copied) into an Executor."""
-        from ..executor import bind
-        return bind(self, ctx, args, args_grad=args_grad, grad_req=grad_req, aux_states=aux_states,
+        return _BINDERS["bind"](self, ctx, args, args_grad=args_grad, grad_req=grad_req, aux_states=aux_states,
                     group2ctx=group2ctx, shared_exec=shared_exec)
 
     def eval(self, ctx=None, **kwargs):
@@ -354,6 +352,16 @@ class Symbol:
     def astype(self, dtype):
         from . import register as _r
         return _r.invoke_sym("Cast", [self], {"dtype": dtype})
+
+
+# The executor layer sits above symbols: it registers its bind functions here when imported
+# (``import neomx`` does), so this module never imports it.
+_BINDERS: dict = {}
+
+
+def register_binders(bind, simple_bind):
+    """Install the functions behind ``Symbol.bind`` and ``Symbol.simple_bind``."""
+    _BINDERS["bind"], _BINDERS["simple_bind"] = bind, simple_bind
 
 
 class NotImplementedForSymbol(MXNetError):

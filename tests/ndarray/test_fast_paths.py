@@ -15,7 +15,7 @@ def threaded():
     try:
         yield engine.get_engine()
     finally:
-        engine.reset_engine(prev)
+        engine.set_engine(prev)
 
 
 def _slow_fill(arr, value, gate):

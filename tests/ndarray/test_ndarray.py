@@ -521,7 +521,7 @@ def counting():
     try:
         yield eng
     finally:
-        engine.reset_engine(token)
+        engine.set_engine(token)
     assert engine.get_engine() is not eng
 
 
