@@ -1,9 +1,8 @@
 """Shared helpers for the MXNet 1.9.1 golden records in tests/golden/foundation.
 
 The records are written by ``tools/make_golden_foundation.py``. Error records are compared by
-exception class and by the human-readable core of MXNet's message. Test packages import this
-module as ``_golden``: ``tests/`` has no ``__init__.py``, so pytest puts it on ``sys.path``
-(for ``tests/conftest.py`` and for the test packages below it).
+exception class and by the human-readable core of MXNet's message. Test packages import it as
+``from .._golden import ...`` (every test folder is a package under ``tests``).
 """
 from __future__ import annotations
 

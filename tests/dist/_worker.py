@@ -1,6 +1,6 @@
 """One worker of the distributed tests (started by ``neomx.launch`` with RANK etc. set).
 
-    python tests/dist/_worker.py SCENARIO OUT_DIR [ARGS...]
+    PYTHONPATH=<repository root> python -m tests.dist._worker SCENARIO OUT_DIR [ARGS...]
 
 Scenarios: ``ops`` (store operations), ``train NETWORK`` (Module.fit with dist_sync on this
 worker's shard), ``die``/``hang`` (rank 1 is killed / stops answering at step 3). Each writes
@@ -18,10 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import neomx as mx  # noqa: E402
-from _data import (BATCH, EPOCHS, OPT_PARAMS, initial_params, network,  # noqa: E402
-                   train_data)
+import neomx as mx
+from tests.dist._data import BATCH, EPOCHS, OPT_PARAMS, initial_params, network, train_data
 
 RANK = int(os.environ["RANK"])
 
@@ -149,6 +147,8 @@ def scenario_train(out: Path, name: str):
             arg_params={k: mx.nd.array(v) for k, v in args.items()})
     arg, _ = mod.get_params()
     np.savez(out / f"rank{kv.rank}.npz", **{k: v.asnumpy() for k, v in arg.items()})
+    (out / f"rank{kv.rank}.json").write_text(json.dumps(
+        {"update_on_kvstore": mod._update_on_kvstore}))
 
 
 def scenario_fault(out: Path, mode: str):

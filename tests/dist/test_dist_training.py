@@ -13,7 +13,7 @@ import pytest
 from neomx.launch import free_port
 
 from . import _data
-from ._launch import WORKER, results, run_workers
+from ._launch import WORKER, results, run_workers, worker_env
 
 
 @pytest.mark.parametrize("network,env", [
@@ -24,6 +24,7 @@ from ._launch import WORKER, results, run_workers
 def test_two_workers_match_one_process(tmp_path, network, env):
     assert run_workers(2, "train", tmp_path, network, env=env) == 0
     ranks = results(tmp_path, 2)
+    assert [r["update_on_kvstore"] for r in results(tmp_path, 2, "json")] == [env is None] * 2
     ref = _data.reference(network, 2)
     assert set(ranks[0]) == set(ref)
     for name, want in ref.items():
@@ -44,9 +45,9 @@ def test_two_workers_match_one_process(tmp_path, network, env):
 def test_started_by_torchrun(tmp_path):
     """torchrun's workers (agent-hosted store) need nothing from neomx.launch."""
     p = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
-                        "--master-port", str(free_port()), str(WORKER), "train", str(tmp_path),
+                        "--master-port", str(free_port()), *WORKER, "train", str(tmp_path),
                         "mlp"], capture_output=True, text=True, timeout=180,
-                       env={**os.environ, "OMP_NUM_THREADS": "1"})
+                       env={**os.environ, **worker_env({"OMP_NUM_THREADS": "1"})})
     assert p.returncode == 0, p.stderr[-3000:]
     ranks = results(tmp_path, 2)
     for name, want in _data.reference("mlp", 2).items():

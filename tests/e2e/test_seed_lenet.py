@@ -1,21 +1,15 @@
 """The seed tutorial's LeNet section on the embedded MNIST digits."""
-import importlib.util
-import pathlib
-
 import numpy as np
 import pytest
 
 import neomx as mx
-
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "mixed_programming.py"
+from examples import mixed_programming
 
 
 @pytest.fixture(scope="module")
 def example():
-    spec = importlib.util.spec_from_file_location("mixed_programming_lenet", EXAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """The seed tutorial, examples/mixed_programming.py."""
+    return mixed_programming
 
 
 def test_lenet_symbol_matches_tutorial(example):

@@ -1,12 +1,12 @@
 """Networks and data shared by the Module tests."""
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 
 import numpy as np
 
 import neomx as mx
+from examples import mixed_programming
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "module"
@@ -23,12 +23,8 @@ def mlp(num_hidden=8, num_classes=3):
 
 def lenet():
     """The seed tutorial's LeNet (examples/mixed_programming.py), built with fresh names."""
-    spec = importlib.util.spec_from_file_location("_neomx_mixed_programming",
-                                                  ROOT / "examples" / "mixed_programming.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     with mx.name.NameManager():
-        return module.lenet()
+        return mixed_programming.lenet()
 
 
 def blobs(n, d=5, k=3, seed=0):

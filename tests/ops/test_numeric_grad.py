@@ -13,29 +13,12 @@ a scaled cross-entropy, against the numerical gradient of that cross-entropy.
 """
 from __future__ import annotations
 
-import importlib.util
-import os
-import sys
-
 import numpy as np
 import pytest
 
 import neomx as mx
 
-
-def _load_helpers():
-    """tests/ops/_helpers.py under a unique module name (no package, no sys.path clash)."""
-    name = "_neomx_tests_ops_helpers"
-    if name not in sys.modules:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_helpers.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules[name]
-
-
-H = _load_helpers()
+from . import _helpers as H
 
 F64 = np.float64
 EPS = 1e-6

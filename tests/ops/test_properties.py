@@ -3,10 +3,6 @@ MXNet 1.9.1's rules (numpy broadcasting, ``InferReshapeShape``, ``ReduceAxesShap
 random shapes, reshape codes and reduction parameters."""
 from __future__ import annotations
 
-import importlib.util
-import os
-import sys
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
@@ -14,20 +10,7 @@ from hypothesis.extra import numpy as hnp
 
 import neomx as mx
 
-
-def _load_helpers():
-    """tests/ops/_helpers.py under a unique module name (no package, no sys.path clash)."""
-    name = "_neomx_tests_ops_helpers"
-    if name not in sys.modules:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_helpers.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules[name]
-
-
-H = _load_helpers()
+from . import _helpers as H
 
 SETTINGS = settings(max_examples=30, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])

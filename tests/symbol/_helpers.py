@@ -15,8 +15,8 @@ import warnings
 import numpy as np
 
 import neomx as mx
-from _golden import GOLDEN_DIR, load_golden, squash
-from _golden import assert_error_matches as _assert_error_core
+from .._golden import GOLDEN_DIR, load_golden, squash
+from .._golden import assert_error_matches as _assert_error_core
 
 __all__ = ["GOLDEN_DIR", "load_golden", "namespace", "fresh_scopes", "Captured", "capture",
            "build_symbol", "error_body", "jsonable", "squash", "python_prefix",

@@ -12,7 +12,6 @@ Each golden case is checked twice:
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -23,12 +22,12 @@ import numpy as np
 import pytest
 
 import neomx as mx
+from examples import mixed_programming
 from neomx.visualization import plot_network, print_summary
 
 graphviz = pytest.importorskip("graphviz", reason="plot_network needs the graphviz package")
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "viz"
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mixed_programming.py"
 CASES = json.loads((GOLDEN / "cases.json").read_text())
 REPEATED_NAMES = "There are multiple variables with the same name"
 
@@ -163,10 +162,7 @@ def seed_mlp():
 
 def seed_lenet():
     """The seed tutorial's LeNet, from its code in examples/mixed_programming.py."""
-    spec = importlib.util.spec_from_file_location("_neomx_viz_mixed_programming", EXAMPLE)
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
-    return example.lenet()
+    return mixed_programming.lenet()
 
 
 def golden_source(case_id: str) -> str:
