@@ -14,6 +14,7 @@ from ..context import Context, current_context
 from ..engine import _state as _ENGINE  # the installed engine (fast paths check it is idle)
 from ..ops import elemwise as _ew
 from ..ops import registry as _reg
+from .tape import FLAGS as _AG  # per-thread autograd flags (``_AG.recording``)
 
 __all__ = ["NDArray", "from_torch", "check_same_device"]
 
@@ -79,6 +80,8 @@ def _arith(opname, scalar_op, reverse=False):
     fn_scalar = _ew.FLOAT_SCALAR_FN[scalar_op]
 
     def method(self, other):
+        if _AG.recording:
+            return self._bin(other, opname, scalar_op, reverse)
         cls = other.__class__
         if cls is NDArray:  # (never reversed: Python calls ``a.__add__(b)`` for two NDArrays)
             if not reverse and other._ctx is self._ctx and not _ENGINE["engine"]._inflight:
@@ -110,6 +113,8 @@ def _inplace_arith(opname, scalar_op, kernel, integers_alike):
     number with a floating-point array; else ``NDArray._inplace``."""
     def method(self, other):
         t = self._data
+        if _AG.recording:
+            return self._inplace(other, opname, scalar_op)
         if not _ENGINE["engine"]._inflight:
             cls = other.__class__
             if cls is NDArray:
@@ -141,7 +146,9 @@ class NDArray:
            [6., 6., 6.]], dtype=float32)
     """
 
-    __slots__ = ("_data", "_ctx", "_var", "__weakref__")
+    # _ag: the autograd entry, (node, output index) or (Leaf, 0) for a marked variable; unset
+    # (read as None, see __getattr__) for arrays outside any recorded graph
+    __slots__ = ("_data", "_ctx", "_var", "_ag", "__weakref__")
     __array_priority__ = 1000.0
     __hash__ = object.__hash__
 
@@ -182,6 +189,8 @@ class NDArray:
     def T(self) -> "NDArray":
         if self.ndim < 2:
             return self.copy()
+        if _AG.recording:
+            return self._recorded("transpose", [self])
         t = self._data
         return from_torch(engine.push(lambda: t.permute(*reversed(range(t.dim()))).contiguous(),
                                       reads=(self,)), self._ctx)
@@ -244,6 +253,8 @@ class NDArray:
         dt = dtype_torch(dtype)
         if not copy and dt == self._data.dtype:
             return self
+        if _AG.recording:
+            return self._recorded("Cast", [self], dtype=dtype_np(dt))
         t = self._data
         return from_torch(engine.push(lambda: t.to(dt, copy=True), reads=(self,)), self._ctx)
 
@@ -259,6 +270,8 @@ class NDArray:
             if other.shape != self.shape:
                 raise MXNetError(f"copyto: Incompatible attr in node  at 0-th output: expected "
                                  f"{shape_str(self.shape)}, got {shape_str(other.shape)}")
+            if _AG.recording:
+                return other._assign_recorded(self._recorded("_copy", [self]))
             src, dst = self._data, other._data
             engine.push(lambda: dst.copy_(src, non_blocking=True), reads=(self,), writes=(other,))
             return other
@@ -266,7 +279,12 @@ class NDArray:
             dev = other.torch_device
             src = self._data
             t = engine.push(lambda: src.to(dev, copy=True), reads=(self,), ctx=other)
-            return from_torch(t, other)
+            res = from_torch(t, other)
+            if _AG.recording:  # recorded as _copy (its gradient is the head gradient)
+                from .tape import record_op
+                op = _reg.get("_copy")
+                record_op(op, op.parse_params({})[0], [self], [t], [res], other, _AG.training)
+            return res
         raise TypeError(f"copyto does not support type {type(other)}")
 
     def as_in_context(self, context: Context) -> "NDArray":
@@ -300,6 +318,8 @@ class NDArray:
                              f"{shape_str(new)} vs {shape_str(self.shape)}")
         if np.prod(new) != self.size:
             raise ValueError(f"Cannot reshape array of size {self.size} into shape {tuple(shape)}")
+        if _AG.recording:
+            return self._recorded("Reshape", [self], shape=tuple(new))
         t = self._data
         if t.is_contiguous():
             return from_torch(t.view(new), self._ctx, self._var)
@@ -321,6 +341,8 @@ class NDArray:
         return key
 
     def __getitem__(self, key):
+        if _AG.recording:
+            return self._getitem_recorded(key)
         t = self._data
         if key.__class__ is slice and key.start is None and key.stop is None and key.step is None:
             a = _new(NDArray)  # ``a[:]``: the same storage (and tensor), the same Var
@@ -343,7 +365,34 @@ class NDArray:
             return out.reshape(1) if out.dim() == 0 else out.clone()
         return from_torch(engine.push(gather, reads=(self,)), self._ctx)
 
+    def _getitem_recorded(self, key):
+        """Basic indexing while recording, as registered operators (slice, then Reshape for
+        integer keys) so the tape sees it; advanced indexing is not differentiable here."""
+        keys = key if isinstance(key, tuple) else (key,)
+        if len(keys) > self.ndim or not all(isinstance(k, (slice, *integer_types)) for k in keys):
+            raise MXNetError("neomx: only basic indexing (integers and slices) is differentiable "
+                             f"while recording, got {key!r}")
+        begin, end, step, drop = [], [], [], []
+        for i, k in enumerate(keys):
+            if isinstance(k, slice):
+                begin.append(k.start), end.append(k.stop), step.append(k.step)
+            else:
+                n = self.shape[i]
+                if not -n <= k < n:
+                    raise IndexError(f"index {k} is out of bounds for axis {i} with size {n}")
+                k = int(k) % n
+                begin.append(k), end.append(k + 1), step.append(None)
+                drop.append(i)
+        res = self._recorded("slice", [self], begin=tuple(begin), end=tuple(end), step=tuple(step))
+        if drop and res.ndim > 1:
+            shape = [d for i, d in enumerate(res.shape) if i not in drop] or [1]
+            res = res.reshape(tuple(shape))
+        return res
+
     def __setitem__(self, key, value):
+        if _AG.recording:
+            from .tape import check_write
+            check_write(self)
         t = self._data
         if value.__class__ is NDArray and value._data is t and key.__class__ is slice \
                 and key.start is None and key.stop is None and key.step is None:
@@ -379,6 +428,8 @@ class NDArray:
     def _bin(self, other, opname, scalar_op, reverse=False):
         """``self (op) other`` with MXNet's rules: broadcasting, no dtype promotion, scalars cast
         to the array's dtype, CPU ids may differ but CPU and GPU may not."""
+        if _AG.recording:
+            return self._bin_recorded(other, opname, scalar_op, reverse)
         if other.__class__ is NDArray or isinstance(other, NDArray):
             a, b = (other, self) if reverse else (self, other)
             ta, tb = a._data, b._data
@@ -403,11 +454,42 @@ class NDArray:
             return self._bin(_array(other, ctx=self._ctx, dtype=self.dtype), opname, scalar_op, reverse)
         return NotImplemented
 
+    def _bin_recorded(self, other, opname, scalar_op, reverse):
+        """``_bin`` while recording: the registered operator, so the tape sees it."""
+        from .register import invoke_by_name
+        if isinstance(other, NDArray):
+            a, b = (other, self) if reverse else (self, other)
+            return invoke_by_name(opname, [a, b], {})
+        if isinstance(other, numeric_types) and not isinstance(other, np.ndarray):
+            return invoke_by_name(scalar_op, [self], {"scalar": float(other)})
+        if isinstance(other, np.ndarray):
+            from . import array as _array
+            return self._bin(_array(other, ctx=self._ctx, dtype=self.dtype), opname, scalar_op, reverse)
+        return NotImplemented
+
+    def _assign_recorded(self, res):
+        """While recording: ``self`` takes ``res``'s values and its place in the graph (MXNet
+        refuses to overwrite an array that is already in a graph)."""
+        from .tape import check_write
+        check_write(self)
+        if res.shape != self.shape:
+            raise MXNetError(f"in-place operation: result of shape {shape_str(res.shape)} does not "
+                             f"fit an array of shape {shape_str(self.shape)}")
+        t, r = self._data, res._data
+        engine.push(lambda: t.copy_(r), (res,), (self,))
+        self._ag = res._ag
+        return self
+
     # In-place kernels for ``a op= b`` on floating-point arrays (no temporary, no copy back).
     _INPLACE = {"broadcast_add": torch.Tensor.add_, "broadcast_sub": torch.Tensor.sub_,
                 "broadcast_mul": torch.Tensor.mul_, "broadcast_div": torch.Tensor.div_}
 
     def _inplace(self, other, opname, scalar_op):
+        if _AG.recording:
+            from .tape import check_write
+            check_write(self)
+            res = self._bin(other, opname, scalar_op)
+            return res if res is NotImplemented else self._assign_recorded(res)
         t = self._data
         kernel = self._INPLACE.get(opname)
         if kernel is not None and t.is_floating_point():
@@ -445,6 +527,8 @@ class NDArray:
     def __neg__(self): return self._bin(-1.0, None, "_mul_scalar")
     def __pos__(self): return self
     def __abs__(self):
+        if _AG.recording:
+            return self._recorded("abs", [self])
         t = self._data
         return from_torch(engine.push(lambda: torch.abs(t), reads=(self,)), self._ctx)
     __iadd__ = _inplace_arith("broadcast_add", "_plus_scalar", torch.Tensor.add_, True)
@@ -469,6 +553,8 @@ class NDArray:
                 except AttributeError:
                     v = self._var = engine.Var()
                     return v
+        if name == "_ag":
+            return None
         if name.startswith("_"):
             raise AttributeError(name)
         op = _reg.find(name)
@@ -486,6 +572,8 @@ class NDArray:
         return self.reshape((self.shape[0], -1)) if self.ndim > 1 else self.reshape((self.shape[0], 1))
 
     def expand_dims(self, axis):
+        if _AG.recording:
+            return self._recorded("expand_dims", [self], axis=axis)
         return from_torch(self._data.unsqueeze(axis), self._ctx, self._var)
 
     def broadcast_to(self, shape):
@@ -495,8 +583,36 @@ class NDArray:
     def tolist(self):
         return self.asnumpy().tolist()
 
+    # --- autograd ---------------------------------------------------------------------------
+    @staticmethod
+    def _recorded(opname, inputs, **params):
+        """Run a registered operator through the imperative dispatch (which records it)."""
+        from .register import invoke_by_name
+        return invoke_by_name(opname, inputs, params)
+
+    def attach_grad(self, grad_req="write", stype=None):
+        """Attach a zero gradient buffer (``.grad``) and mark this array as a variable for
+        ``autograd``; ``grad_req`` is 'write', 'add' or 'null'."""
+        from .tape import mark_variables
+        g = from_torch(torch.zeros_like(self._data), self._ctx)
+        mark_variables([self], [g], grad_req)
+
+    @property
+    def grad(self):
+        """The gradient buffer of a marked variable (None otherwise)."""
+        e = self._ag
+        if e is None or e[0].__class__.__name__ != "Leaf":
+            return None
+        return e[0].grad
+
+    def backward(self, out_grad=None, retain_graph=False, train_mode=True):
+        """Back-propagate from this array into the marked variables' ``.grad``."""
+        from .tape import backward
+        backward([self], None if out_grad is None else [out_grad], retain_graph, train_mode)
+
     def detach(self):
-        return self
+        """The same values (storage shared) outside any recorded graph."""
+        return from_torch(self._data, self._ctx, self._var)
 
     def as_nd_ndarray(self):
         return self

@@ -10,6 +10,8 @@ from ..context import Context, current_context
 from ..ops import registry as _reg
 from ..ops.registry import OpContext, ShapeError, TypeInferError
 from .ndarray import NDArray, check_same_device, from_torch
+from .tape import FLAGS as _AG
+from .tape import record_op
 
 _new = object.__new__
 
@@ -87,10 +89,15 @@ def invoke(op, p, inputs, out=None, ctx=None, is_train=False, cached_params=Fals
     nvis = op.num_visible_outputs(p)
     results = [res] if op.num_outputs(p) == 1 else list(res)[:nvis]
     outs = [from_torch(r, ctx) for r in results]
+    if _AG.recording:
+        record_op(op, p, inputs, [res] if op.num_outputs(p) == 1 else res, outs, ctx, is_train)
     if out is not None:
         targets = out if isinstance(out, (list, tuple)) else [out]
         for src, dst in zip(outs, targets):
-            dst[:] = src
+            if _AG.recording:
+                dst._assign_recorded(src)
+            else:
+                dst[:] = src
         return out
     return outs[0] if nvis == 1 else outs
 
@@ -201,8 +208,7 @@ def _is_ndarray(v):
 
 def make_function(op):
     """The ``mx.nd.<Op>`` function for ``op``, with a real signature and docstring."""
-    from .. import autograd
-    is_training = autograd.is_training
+    from .tape import is_training
     fast: dict = {}  # _fast_key of a call form (or the number of inputs) -> _FastPlan
     cache: dict = {}  # parameter kwargs -> (Params, input names); parsing once per distinct call
 
@@ -226,7 +232,7 @@ def make_function(op):
         return p, names, False, slots
 
     def fn(*args, out=None, name=None, ctx=None, **kwargs):
-        if out is None and ctx is None and args:
+        if out is None and ctx is None and args and not _AG.recording:
             plan = fast.get(_fast_key(args, kwargs) if kwargs else len(args))
             if plan is not None:
                 # the leanest forms: kernels that validate their inputs themselves, run here

@@ -1,0 +1,362 @@
+"""The autograd tape: per-thread recording/training flags, recorded nodes, and backward.
+
+Recording (``with autograd.record():``) makes every imperative operator leave an ``OpNode``
+behind: the OpDef, its parsed Params, the input tensors with the autograd entries they had, and
+the output tensors (hidden ones included). Each output array points at its node through its
+``_ag`` entry ``(node, index)``; a marked variable's entry is ``(Leaf, 0)``, where the ``Leaf``
+holds its gradient buffer and ``grad_req``. The graph lives as long as the arrays that reach it
+(no global tape), as in MXNet.
+
+Backward walks the nodes reachable from the heads in reverse topological order, sums the
+gradients reaching every output (``add_n``), and runs each operator's gradient rule
+``op.gradient(F, p, ins, outs, ograds)`` with the *eager* namespace ``F``: ``F.<op>(*arrays,
+**params)`` is the imperative ``mx.nd`` function of that op. The executor runs the very same
+rules with a graph-building ``F``; no derivative is written twice. With ``create_graph=True``
+backward itself is recorded (the rule's inputs carry their forward entries), so its results can
+be differentiated again.
+"""
+from __future__ import annotations
+
+import threading
+
+import torch
+
+from ..base import MXNetError
+from ..ops import registry as _reg
+
+__all__ = ["is_recording", "is_training", "set_recording", "set_training", "mark_variables",
+           "backward", "grad", "record_op", "check_write", "Leaf", "OpNode", "FLAGS"]
+
+
+class _Flags(threading.local):
+    """Per-thread autograd flags (MXNet keeps them thread-local too); new threads start off."""
+
+    recording = False
+    training = False
+
+
+FLAGS = _Flags()
+
+
+def is_recording() -> bool:
+    return FLAGS.recording
+
+
+def is_training() -> bool:
+    return FLAGS.training
+
+
+def set_recording(is_recording: bool) -> bool:  # noqa: A002  (MXNet's parameter name)
+    """Set the recording flag of this thread; returns the previous value."""
+    prev = FLAGS.recording
+    FLAGS.recording = bool(is_recording)
+    return prev
+
+
+def set_training(train_mode: bool) -> bool:
+    """Set the training flag of this thread; returns the previous value."""
+    prev = FLAGS.training
+    FLAGS.training = bool(train_mode)
+    return prev
+
+
+# --- graph ---------------------------------------------------------------------------------------
+NOT_IN_GRAPH = ("Cannot differentiate node because it is not in a computational graph. You need "
+                "to set is_recording to true or use autograd.record() to save computational graphs "
+                "for backward. If you want to differentiate the same graph twice, you need to pass "
+                "retain_graph=True to backward.")
+ASSIGN_IN_GRAPH = ("Assigning to NDArrays that are already in a computational graph will cause "
+                   "undefined behavior when evaluating gradients. Please call backward first to "
+                   "clear the graph or do this out side of a record section. Also note that you "
+                   "cannot use inplace operations like +=, *=, relu(x, out=x), y[idx]=x, etc "
+                   "inside a record section.")
+_REQS = ("null", "write", "add")
+
+
+class Leaf:
+    """A marked variable: its gradient buffer (an NDArray) and how gradients land there."""
+
+    __slots__ = ("grad", "grad_req", "__weakref__")
+    freed = False
+
+    def __init__(self, grad, grad_req):
+        self.grad, self.grad_req = grad, grad_req
+
+
+class OpNode:
+    """One recorded operator call. ``ins``/``outs`` are tensors (outputs hidden ones included);
+    ``in_entries`` the autograd entries the inputs had (None: a constant)."""
+
+    __slots__ = ("op", "p", "ins", "in_entries", "outs", "ctx", "is_train", "freed", "name",
+                 "__weakref__")
+
+    def __init__(self, op, p, ins, in_entries, outs, ctx, is_train):
+        self.op, self.p, self.ins, self.in_entries = op, p, ins, in_entries
+        self.outs, self.ctx, self.is_train = outs, ctx, is_train
+        self.freed = False
+        self.name = None  # for get_symbol (assigned in order of conversion)
+
+
+def record_op(op, p, inputs, out_tensors, outputs, ctx, is_train):
+    """Record one call of ``op`` whose visible outputs are the NDArrays ``outputs``."""
+    node = OpNode(op, p, [a._data for a in inputs], [a._ag for a in inputs], list(out_tensors),
+                  ctx, is_train)
+    for i, o in enumerate(outputs):
+        o._ag = (node, i)
+    return node
+
+
+def check_write(target):
+    """While recording, an array that is already in a graph must not be overwritten."""
+    if target._ag is not None:
+        raise MXNetError(ASSIGN_IN_GRAPH)
+
+
+def mark_variables(variables, gradients, grad_reqs="write"):
+    """Mark arrays as variables whose gradients land in ``gradients`` (MXNet's API)."""
+    from .ndarray import NDArray
+    if isinstance(variables, NDArray):
+        variables, gradients = [variables], [gradients]
+    variables, gradients = list(variables), list(gradients)
+    if isinstance(grad_reqs, str):
+        grad_reqs = [grad_reqs] * len(variables)
+    grad_reqs = list(grad_reqs)
+    if not len(variables) == len(gradients) == len(grad_reqs):
+        raise MXNetError("mark_variables: variables, gradients and grad_reqs must have the same "
+                         f"length, got {len(variables)}, {len(gradients)}, {len(grad_reqs)}")
+    for v, g, req in zip(variables, gradients, grad_reqs):
+        if req not in _REQS:
+            raise MXNetError(f"Invalid grad_req '{req}', expected one of {list(_REQS)}")
+        v._ag = (Leaf(g, req), 0)
+
+
+# --- backward ------------------------------------------------------------------------------------
+class EagerF:
+    """The eager namespace of gradient rules: ``F.<op>`` is the ``mx.nd`` function of that op."""
+
+    def __getattr__(self, name):
+        from .register import function_for
+        f = function_for(_reg.get(name))
+        setattr(self, name, f)
+        return f
+
+
+F_EAGER = EagerF()
+
+
+def _topo(heads):
+    """Op nodes reachable from ``heads`` (nodes), inputs first; the leaves met on the way."""
+    order, leaves, seen = [], {}, set()
+    stack = [(n, False) for n in heads]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.__class__ is Leaf:
+            leaves[id(node)] = node
+            continue
+        if node.freed:
+            raise MXNetError(NOT_IN_GRAPH)
+        stack.append((node, True))
+        for e in node.in_entries:
+            if e is not None and id(e[0]) not in seen:
+                stack.append((e[0], False))
+    return order, leaves
+
+
+def _wrap(t, ctx, entry):
+    from .ndarray import from_torch
+    a = from_torch(t, ctx)
+    a._ag = entry
+    return a
+
+
+def _head_entries(heads):
+    entries = []
+    for h in heads:
+        e = h._ag
+        if e is None or e[0].freed:
+            raise MXNetError(NOT_IN_GRAPH)
+        entries.append(e)
+    return entries
+
+
+def _head_grads(heads, head_grads):
+    from .ndarray import NDArray, from_torch
+    if head_grads is None:
+        head_grads = [None] * len(heads)
+    elif isinstance(head_grads, NDArray):
+        head_grads = [head_grads]
+    head_grads = list(head_grads)
+    if len(head_grads) != len(heads):
+        raise MXNetError(f"heads and head_grads must have the same length: {len(heads)} vs "
+                         f"{len(head_grads)}")
+    out = []
+    for h, g in zip(heads, head_grads):
+        if g is None:
+            g = from_torch(torch.ones_like(h._data), h._ctx)
+        out.append(g)
+    return out
+
+
+def run_backward(heads, head_grads=None, variables=None, retain_graph=False, create_graph=False,
+                 train_mode=True):
+    """Back-propagate from ``heads``. Without ``variables`` gradients land in the marked
+    variables' buffers (per grad_req); with them, their gradients are returned."""
+    entries = _head_entries(heads)
+    grads_in = _head_grads(heads, head_grads)
+    order, leaves = _topo([e[0] for e in entries])
+
+    targets: set = set()  # keys (id(node), index) whose gradient is wanted
+    var_keys = None
+    if variables is None:
+        for leaf in leaves.values():
+            if leaf.grad_req != "null":
+                targets.add((id(leaf), 0))
+        if not targets:
+            raise MXNetError("There are no inputs in computation graph that require gradients.")
+    else:
+        var_keys = []
+        for v in variables:
+            e = v._ag
+            if e is None or e[0].freed:
+                raise MXNetError(NOT_IN_GRAPH)
+            var_keys.append((id(e[0]), e[1]))
+        targets.update(var_keys)
+
+    needs = {k[0] for k in targets}  # ids of nodes and leaves whose outputs lead to a target
+    for node in order:
+        if any(e is not None and id(e[0]) in needs for e in node.in_entries):
+            needs.add(id(node))
+
+    prev_rec, prev_train = FLAGS.recording, FLAGS.training
+    FLAGS.recording, FLAGS.training = bool(create_graph), bool(train_mode)
+    try:
+        results = _propagate(order, entries, grads_in, targets, needs)
+    finally:
+        FLAGS.recording, FLAGS.training = prev_rec, prev_train
+
+    if not retain_graph:
+        for node in order:
+            node.freed = True
+            node.ins = node.outs = None
+    if var_keys is not None:
+        return [results.get(k) for k in var_keys], var_keys
+    _store(leaves, results)
+    return None
+
+
+def _propagate(order, entries, grads_in, targets, needs):
+    """Run the gradient rules; returns {target key: summed gradient NDArray}."""
+    F = F_EAGER
+    pending: dict = {}
+    for (node, i), g in zip(entries, grads_in):
+        if id(node) in needs:
+            pending.setdefault((id(node), i), []).append(g)
+
+    def total(key):
+        gs = pending.pop(key, None)
+        if not gs:
+            return None
+        return gs[0] if len(gs) == 1 else F.add_n(*gs)
+
+    results = {}
+    for node in reversed(order):
+        nid = id(node)
+        if nid not in needs:
+            continue
+        op, p, ctx = node.op, node.p, node.ctx
+        nvis = op.num_visible_outputs(p)
+        ograds = [total((nid, i)) for i in range(nvis)]
+        for i, g in enumerate(ograds):
+            if (nid, i) in targets:
+                results[(nid, i)] = g
+        if all(g is None for g in ograds) and not op.is_loss:
+            continue
+        if not any(e is not None and id(e[0]) in needs for e in node.in_entries):
+            continue  # only wanted as a target itself
+        if op.gradient is None:
+            raise MXNetError(f"Operator {op.name} is non-differentiable because it didn't "
+                             "register FGradient attribute.")
+        outs = [_wrap(t, ctx, (node, i)) for i, t in enumerate(node.outs)]
+        ograds = [g if g is not None else F.zeros_like(outs[i]) for i, g in enumerate(ograds)]
+        ins = [_wrap(t, ctx, e) for t, e in zip(node.ins, node.in_entries)]
+        in_grads = op.gradient(F, p, ins, outs, ograds)
+        for e, g in zip(node.in_entries, in_grads):
+            if g is not None and e is not None and id(e[0]) in needs:
+                pending.setdefault((id(e[0]), e[1]), []).append(g)
+    for key in list(pending):  # leaves (and targets no rule consumed)
+        if key in targets:
+            results[key] = total(key)
+    return results
+
+
+def _store(leaves, results):
+    """Write or add each leaf's gradient into its buffer (zeros for 'write' when none came)."""
+    for lid, leaf in leaves.items():
+        req = leaf.grad_req
+        if req == "null":
+            continue
+        buf = leaf.grad
+        g = results.get((lid, 0))
+        if buf is None:
+            continue
+        dst = buf._data
+        if g is None:
+            if req == "write":
+                dst.zero_()
+            continue
+        src = g._data
+        if src.device != dst.device:
+            src = src.to(dst.device)
+        if req == "write":
+            if src.shape != dst.shape:
+                src = src.reshape(dst.shape)
+            dst.copy_(src)
+        else:
+            dst.add_(src.reshape(dst.shape))
+
+
+def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
+    """Compute the gradients of ``heads`` into the marked variables' ``.grad`` buffers."""
+    from .ndarray import NDArray
+    if isinstance(heads, NDArray):
+        heads = [heads]
+        if head_grads is not None and isinstance(head_grads, NDArray):
+            head_grads = [head_grads]
+    run_backward(list(heads), head_grads, None, retain_graph, False, train_mode)
+
+
+def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
+         train_mode=True):
+    """The gradients of ``heads`` with respect to ``variables`` (returned; ``.grad`` buffers are
+    left alone). With ``create_graph`` the computation is recorded (higher order)."""
+    from .ndarray import NDArray
+    if isinstance(heads, NDArray):
+        heads = [heads]
+        if head_grads is not None and isinstance(head_grads, NDArray):
+            head_grads = [head_grads]
+    if isinstance(variables, NDArray):
+        variables = [variables]
+    variables = list(variables)
+    for i, v in enumerate(variables):
+        e = v._ag
+        if e is None or e[0].__class__ is not Leaf:
+            raise MXNetError(f"Cannot differentiate with respect to the {i + 1}-th variable "
+                             "because it does not require gradient.")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads, _ = run_backward(list(heads), head_grads, variables, retain_graph, create_graph,
+                            train_mode)
+    for i, g in enumerate(grads):
+        if g is None:
+            raise MXNetError(f"Cannot differentiate with respect to the {i + 1}-th variable "
+                             "because it is unreachable from the outputs.")
+    if not create_graph:
+        for g in grads:
+            g._ag = None
+    return grads
