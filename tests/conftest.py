@@ -30,6 +30,14 @@ def seed(request):
         print(f"\n*** test failed with seed NEOMX_TEST_SEED={s} ***")
 
 
+@pytest.fixture(autouse=True)
+def wait_for_engine():
+    """Waits for every pushed operation after each test, so that an error of asynchronous work
+    fails the test that caused it (at teardown), not a later one."""
+    yield
+    mx.nd.waitall()
+
+
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield

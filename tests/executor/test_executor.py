@@ -394,10 +394,16 @@ def test_label_grads_are_never_written_with_bind_sentinels():
 
 
 def test_backward_after_inference_forward_raises_nothing():
+    """MXNet runs backward on the values of an is_train=False forward: for this MLP (no
+    Dropout/BatchNorm) the gradients of a training forward. Backward is asynchronous: reading
+    the gradients waits for it and re-raises its errors."""
     ex = mlp().simple_bind(mx.cpu(), data=(B, D))
-    fill(ex)
+    vals = fill(ex)
     ex.forward(is_train=False)
     ex.backward()
+    _, want = mlp_reference(vals)
+    for name, g in want.items():
+        assert close(ex.grad_dict[name].asnumpy(), g), name
 
 
 # --- reshape --------------------------------------------------------------------------------------------
