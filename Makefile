@@ -47,5 +47,11 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
+# The reference environment: the real MXNet 1.9.1 (NumPy 1.23, OpenCV) in its own venv, created once
+# in $MXNET_ORACLE_DIR (default ~/.cache/neomx/mxnet-oracle) by tools/mxnet-oracle. Prints its python.
+.PHONY: oracle
+oracle:
+	@tools/mxnet-oracle
+
 clean:
 	rm -rf $(VENV) build *.egg-info out

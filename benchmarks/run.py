@@ -381,8 +381,9 @@ def parse_args(argv):
                    help="OpenMP/BLAS/torch threads for every peer (default: all cores, %(default)s)")
     p.add_argument("--out", default=str(HERE / "results"), help="folder for results.{json,txt,png}")
     p.add_argument("--seed", type=int, default=0, help="seed of the synthetic data and initialisation")
-    p.add_argument("--oracle", default=os.environ.get("MXNET_ORACLE", str(REPO.parent / "shared" / "tools" / "mxnet-oracle")),
-                   help="the script that provides MXNet 1.9.1's python (default ../shared/tools/mxnet-oracle)")
+    p.add_argument("--oracle", default=os.environ.get("MXNET_ORACLE", str(REPO / "tools" / "mxnet-oracle")),
+                   help="the script that provides MXNet 1.9.1's python, creating its venv on first use "
+                        "(default: $MXNET_ORACLE or the project's tools/mxnet-oracle)")
     p.add_argument("--wait-idle", type=float, default=0.0, metavar="S",
                    help="before each measurement wait up to S seconds until other processes use < 10%% "
                         "of the CPUs (for shared machines; default 0: don't wait)")

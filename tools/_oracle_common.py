@@ -2,7 +2,7 @@
 
 The generators run inside the MXNet 1.9.1 oracle, from the repository root::
 
-    ../shared/tools/mxnet-oracle tools/make_golden_<name>.py
+    tools/mxnet-oracle tools/make_golden_<name>.py
 
 so only mxnet, numpy and the stdlib are available here (no neomx, no torch). A script's own
 folder is first on ``sys.path``, so they import this file as ``_oracle_common``. Import it

@@ -3,7 +3,7 @@
 
 Run it with the real MXNet, from the repository root::
 
-    ../shared/tools/mxnet-oracle tools/make_golden_autograd.py
+    tools/mxnet-oracle tools/make_golden_autograd.py
 
 Output goes to ``tests/golden/autograd/``:
 
@@ -390,7 +390,7 @@ def main():
     with open(os.path.join(OUT, 'README.md'), 'w') as f:
         f.write("# autograd golden values\n\n"
                 f"Written by `{GENERATOR}` with MXNet {mx.__version__} "
-                "(`../shared/tools/mxnet-oracle tools/make_golden_autograd.py`).\n\n"
+                "(`tools/mxnet-oracle tools/make_golden_autograd.py`).\n\n"
                 "`autograd.json`: cases (code run with `mx` = MXNet or neomx), MXNet's error "
                 "records, flag values, a get_symbol structure; `autograd.npz`: inputs and "
                 "results keyed `<case id>/<name>`.\n")

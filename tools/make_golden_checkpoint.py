@@ -3,7 +3,7 @@
 
 Run it with the real MXNet, from the repository root::
 
-    ../shared/tools/mxnet-oracle tools/make_golden_checkpoint.py
+    tools/mxnet-oracle tools/make_golden_checkpoint.py
 
 Output goes to ``tests/golden/checkpoint/`` (paths are resolved relative to this file):
 
@@ -152,7 +152,7 @@ README = """# MXNet 1.9.1 golden fixtures: NDArray files and checkpoints
 
 Produced by the real Apache MXNet 1.9.1 (CPU build, numpy 1.23) with
 `tools/make_golden_checkpoint.py`, for `tests/checkpoint/`. To regenerate, run
-`../shared/tools/mxnet-oracle tools/make_golden_checkpoint.py` from the repository root.
+`tools/mxnet-oracle tools/make_golden_checkpoint.py` from the repository root.
 
 * `*.nd`: files written by `mx.nd.save`, plus hand-built ones (`writer: hand-built` in the
   manifest) in layouts MXNet 1.9.1 reads but does not write (V1 and pre-V1 records, GPU

@@ -3,7 +3,7 @@
 
 Run it with the real MXNet, from the repository root::
 
-    ../shared/tools/mxnet-oracle tools/make_golden_foundation.py
+    tools/mxnet-oracle tools/make_golden_foundation.py
 
 Paths are resolved relative to this file. Output goes to ``tests/golden/foundation/``:
 
@@ -952,7 +952,7 @@ keys, 2-element inputs, no version) modelled on MXNet's `save_000800.json` test 
 load in MXNet (its upgraded form is the `legacy_load` entry of `symbols.json`); and
 `ndarray.json` holds NDArray expression results and error messages. Inputs come from
 `np.random.RandomState` seeded per case id, so the output is deterministic. To regenerate,
-run `../shared/tools/mxnet-oracle tools/make_golden_foundation.py` from the repository root
+run `tools/mxnet-oracle tools/make_golden_foundation.py` from the repository root
 (the script resolves its output paths relative to its own location).
 """
 

@@ -3,7 +3,7 @@
 
 Run it with the real MXNet, from the repository root::
 
-    ../shared/tools/mxnet-oracle tools/make_golden_io.py
+    tools/mxnet-oracle tools/make_golden_io.py
 
 Paths are resolved relative to this file. Output goes to ``tests/golden/io/``:
 
@@ -342,7 +342,7 @@ def main():
 README = """# MXNet golden fixtures: io
 
 Produced by `{generator}` with the real Apache MXNet {mxnet} (CPU build, numpy {numpy}).
-Regenerate from the repository root with `../shared/tools/mxnet-oracle {generator}`
+Regenerate from the repository root with `tools/mxnet-oracle {generator}`
 (the script resolves its output paths relative to its own location).
 
 * `datadesc.json`: `DataDesc` repr/str/equality, `get_batch_axis`, `get_list`, `DataBatch` str.

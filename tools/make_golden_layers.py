@@ -4,7 +4,7 @@
 Covers Convolution, Pooling, BatchNorm, Dropout, LeakyReLU and Embedding. Run it with the real
 MXNet, from the repository root::
 
-    ../shared/tools/mxnet-oracle tools/make_golden_layers.py
+    tools/mxnet-oracle tools/make_golden_layers.py
 
 Paths are resolved relative to this file. Output goes to ``tests/golden/layers/``:
 
@@ -557,7 +557,7 @@ mask), not the values. Note: MXNet 1.9.1 updates BatchNorm's moving statistics i
 tests compare neomx after forward+backward with `aux_bwd`.
 
 Inputs come from `np.random.RandomState` seeded by the CRC32 of the case id. To regenerate,
-run `../shared/tools/mxnet-oracle tools/make_golden_layers.py` from the repository root.
+run `tools/mxnet-oracle tools/make_golden_layers.py` from the repository root.
 """
 
 

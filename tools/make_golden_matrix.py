@@ -4,7 +4,7 @@ Python-level ``nd``/``sym`` dispatch functions.
 
 Run it with the real MXNet, from the repository root::
 
-    ../shared/tools/mxnet-oracle tools/make_golden_matrix.py
+    tools/mxnet-oracle tools/make_golden_matrix.py
 
 Paths are resolved relative to this file. Output goes to ``tests/golden/matrix/``:
 
@@ -593,7 +593,7 @@ README = """# MXNet {version} golden fixtures: matrix, softmax, loss heads, disp
 
 Produced by the real Apache MXNet {version} (CPU build, numpy 1.23) with
 `tools/make_golden_matrix.py`; regenerate with
-`../shared/tools/mxnet-oracle tools/make_golden_matrix.py` from the repository root (paths are
+`tools/mxnet-oracle tools/make_golden_matrix.py` from the repository root (paths are
 resolved relative to the script). Inputs come from `np.random.RandomState` seeded by the CRC32
 of the case id, so the output is deterministic.
 

@@ -3,7 +3,7 @@
 
 Run it with the real MXNet, from the repository root::
 
-    ../shared/tools/mxnet-oracle tools/make_golden_module.py
+    tools/mxnet-oracle tools/make_golden_module.py
 
 Output goes to ``tests/golden/module/``:
 
@@ -129,7 +129,7 @@ def main():
         json.dump(meta, f, indent=1, sort_keys=True)
     with open(os.path.join(OUT, 'README.md'), 'w') as f:
         f.write("# Module golden files\n\nWritten by `%s` with MXNet %s (run it with "
-                "`../shared/tools/mxnet-oracle %s`); see that script's docstring for the "
+                "`tools/mxnet-oracle %s`); see that script's docstring for the "
                 "contents.\n" % (GENERATOR, mx.__version__, GENERATOR))
     print('wrote', sorted(os.listdir(OUT)))
 

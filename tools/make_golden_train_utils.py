@@ -2,7 +2,7 @@
 """Write MXNet 1.9.1 golden fixtures for neomx's initializers, optimizers, lr schedulers and
 metrics. Run it with the real MXNet, from the repository root::
 
-    ../shared/tools/mxnet-oracle tools/make_golden_train_utils.py
+    tools/mxnet-oracle tools/make_golden_train_utils.py
 
 Output goes to ``tests/golden/train_utils/`` (see the README written there). Inputs come from
 ``np.random.RandomState`` seeded by the CRC32 of the case id and are stored with the results,
@@ -671,7 +671,7 @@ README = """# MXNet 1.9.1 golden fixtures: initializers, optimizers, lr schedule
 
 Reference results from the real Apache MXNet 1.9.1 (numpy 1.23), written by
 `tools/make_golden_train_utils.py`, for `tests/train_utils/`. To regenerate, run
-`../shared/tools/mxnet-oracle tools/make_golden_train_utils.py` from the repository root.
+`tools/mxnet-oracle tools/make_golden_train_utils.py` from the repository root.
 
 * `initializers.json`: `dumps` strings, `create` results, `apply` (deterministic initializers
   called as `init(InitDesc(name, attrs), arr)` on an array filled with -9; result in the npz

@@ -3,7 +3,7 @@
 
 Run it with the real MXNet, from the repository root::
 
-    ../shared/tools/mxnet-oracle tools/make_golden_viz.py
+    tools/mxnet-oracle tools/make_golden_viz.py
 
 Output goes to ``tests/golden/viz/`` (paths are resolved relative to this file):
 
@@ -329,7 +329,7 @@ Produced by the real Apache MXNet {version} (CPU build, graphviz Python package 
 
 graphviz 0.8.4's `source` has no final newline after `}}`; graphviz >= 0.9 adds one. The tests
 compare with that one newline stripped. To regenerate, run
-`../shared/tools/mxnet-oracle tools/make_golden_viz.py` from the repository root.
+`tools/mxnet-oracle tools/make_golden_viz.py` from the repository root.
 """
 
 
