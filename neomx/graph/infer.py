@@ -49,6 +49,16 @@ def variable_hint(node, kind):
     return None if t is None else dtype_from_code(int(t))
 
 
+def _variable_value(node, given, kind):
+    """A variable's starting value, as MXNet decides it: a given value wins when it is
+    complete; otherwise the variable's own ``__shape__``/``__dtype__`` attribute, when it has
+    one, replaces it."""
+    if given is not None and _complete(kind, given):
+        return tuple(given) if kind == "shape" else given
+    hint = variable_hint(node, kind)
+    return hint if hint is not None else given
+
+
 def infer(graph, known: dict, kind: str = "shape") -> list:
     """Infer every entry's shape (``kind='shape'``) or dtype (``'type'``) over ``graph``.
 
@@ -59,12 +69,7 @@ def infer(graph, known: dict, kind: str = "shape") -> list:
     ops = []
     for n in graph.nodes:
         if n.op is None:
-            given = known.get(n)
-            hint = variable_hint(n, kind)
-            v = _merge(kind, hint, given)
-            if v is None and given is not None and hint is not None or v is False:
-                raise MXNetError(_conflict(kind, hint, given, n.name, 0, True))
-            vals[graph.entry(n)] = v
+            vals[graph.entry(n)] = _variable_value(n, known.get(n), kind)
         else:
             ins = [graph.entry(s, i) for s, i in n.inputs]
             first = graph.entry(n)

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 import torch.nn.functional as TF
 
-from .registry import OpDef, Param, ShapeError, TypeInferError, register, _sh
+from .registry import merge_shape, OpDef, Param, ShapeError, TypeInferError, register, _sh
 
 _CHANNEL_FIRST = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 _CHANNEL_LAST = {1: "NWC", 2: "NHWC", 3: "NDHWC"}
@@ -142,6 +142,8 @@ def _conv_infer_shape(p, ins, outs):
         raise ShapeError(f"Check failed: param_.num_filter % param_.num_group == 0U ({f % g} vs. 0)"
                          " : output num_filter must divide group size")
     weight = (f,) + tuple(p.kernel) + (chan // g,) if last else (f, chan // g) + tuple(p.kernel)
+    if not chan and ins[1] is not None:  # unknown channels: a given weight completes its own
+        weight = merge_shape(weight, ins[1]) or weight
     _check_given(ins, 1, weight)
     ins[1] = weight
     if not p.no_bias:

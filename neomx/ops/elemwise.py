@@ -117,7 +117,9 @@ def broadcast_shapes(a, b):
     pa, pb = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
     out = []
     for x, y in zip(pa, pb):
-        if x == y or y == 1:
+        if x == 0 or y == 0:  # an unknown dimension (partial inference) stays unknown
+            out.append(0)
+        elif x == y or y == 1:
             out.append(x)
         elif x == 1:
             out.append(y)

@@ -18,7 +18,7 @@ def _regression_infer_shape(p, ins, outs):
     data, label = ins
     if data is None:
         data = outs[0]
-    if data is None:
+    if data is None or 0 in data:  # MXNet decides nothing from a partly known data shape
         return ins, outs
     if label is None:
         # a (N, 1) output takes a 1-D label by default

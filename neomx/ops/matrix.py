@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from ..base import dtype_np, dtype_torch
-from .registry import (OpDef, Param, ShapeError, TypeInferError, register, same_shape,
+from .registry import (merge_shape, OpDef, Param, ShapeError, TypeInferError, register, same_shape,
                        zero_gradient, _sh)
 
 
@@ -34,32 +34,44 @@ def _variadic_inputs(p):
 
 # --- Concat --------------------------------------------------------------------------------------
 def _concat_infer_shape(p, ins, outs):
-    first = _known(ins) or outs[0]
-    if first is None:
+    """MXNet's rule: the dimensions other than ``dim`` are shared by every input and the output
+    (completed from whichever knows them); the output's ``dim`` is the inputs' sum when it is
+    known for every input. Nothing is inferred backwards into an input's ``dim``."""
+    known = [s for s in list(ins) + [outs[0]] if s is not None]
+    if not known:
         return ins, outs
-    ax = _norm_axis(p.dim, len(first))
-    tmpl = tuple(-1 if i == ax else d for i, d in enumerate(first))
-
-    def fits(s):
-        return len(s) == len(tmpl) and all(t in (-1, d) for t, d in zip(tmpl, s))
+    nd = len(known[0])
+    ax = _norm_axis(p.dim, nd)
+    common = [0] * nd
+    for s in known:
+        if len(s) != nd:
+            raise ShapeError(f"Incompatible input shape: expected {_sh(_concat_tmpl(common, ax))}, "
+                             f"got {_sh(s)}")
+        for i, d in enumerate(s):
+            if i != ax and d:
+                if common[i] and common[i] != d:
+                    raise ShapeError(f"Incompatible input shape: expected "
+                                     f"{_sh(_concat_tmpl(common, ax))}, got {_sh(s)}")
+                common[i] = d
+    new_ins = []
     for s in ins:
-        if s is not None and not fits(s):
-            raise ShapeError(f"Incompatible input shape: expected {_sh(tmpl)}, got {_sh(s)}")
-    missing = [i for i, s in enumerate(ins) if s is None]
-    total = sum(s[ax] for s in ins if s is not None)
-    out = outs[0]
-    if out is not None and not fits(out):
-        raise ShapeError(f"Incompatible output shape: expected {_sh(tmpl)}, got {_sh(out)}")
-    if not missing:
-        want = tmpl[:ax] + (total,) + tmpl[ax + 1:]
-        if out is not None and out != want:
-            raise ShapeError(f"Shape inconsistent, Provided = {_sh(out)}, "
-                             f"inferred shape={_sh(want)}")
-        return ins, [want]
-    if out is not None and len(missing) == 1 and out[ax] > total:
-        ins = list(ins)
-        ins[missing[0]] = tmpl[:ax] + (out[ax] - total,) + tmpl[ax + 1:]
-    return ins, outs
+        new_ins.append(tuple(d if i == ax else common[i] for i, d in enumerate(s if s is not None
+                                                                            else [0] * nd)))
+    # As MXNet 1.9.1: an input whose shape is wholly unknown does not count (the output's
+    # ``dim`` is then the sum over the others); a known shape with an unknown ``dim`` does.
+    if all(s is None or s[ax] for s in ins):
+        total = sum(s[ax] for s in ins if s is not None)
+        if outs[0] is not None and outs[0][ax] and outs[0][ax] != total:
+            raise ShapeError(f"Shape inconsistent, Provided = {_sh(outs[0])}, inferred shape="
+                             f"{_sh(tuple(total if i == ax else d for i, d in enumerate(common)))}")
+        common[ax] = total
+    elif outs[0] is not None:
+        common[ax] = outs[0][ax]
+    return new_ins, [tuple(common)]
+
+
+def _concat_tmpl(common, ax):
+    return tuple(-1 if i == ax else d for i, d in enumerate(common))
 
 
 def _concat_gradient(F, p, ins, outs, ograds):
@@ -88,20 +100,23 @@ register(OpDef(
 
 # --- stack ---------------------------------------------------------------------------------------
 def _stack_infer_shape(p, ins, outs):
-    first = _known(ins)
-    if first is None:
-        out = outs[0]
-        if out is None:
-            return ins, outs
-        ax = _norm_axis(p.axis, len(out))
-        item = out[:ax] + out[ax + 1:]
-        return [item] * len(ins), outs
+    """Every input has one shape; the output inserts the count at ``axis`` (MXNet infers
+    forwards only: inputs are not completed from the output)."""
+    first = None
     for s in ins:
-        if s is not None and s != first:
-            raise ShapeError(f"Shape inconsistent, Provided = {_sh(s)}, "
-                             f"inferred shape={_sh(first)}")
+        if s is not None:
+            if first is None:
+                first = s
+            else:
+                m = merge_shape(first, s)
+                if m is None:
+                    raise ShapeError(f"Shape inconsistent, Provided = {_sh(s)}, "
+                                     f"inferred shape={_sh(first)}")
+                first = m
+    if first is None or any(s is None for s in ins):
+        return ins, outs
     ax = _norm_axis(p.axis, len(first) + 1)
-    return [first] * len(ins), [first[:ax] + (len(ins),) + first[ax:]]
+    return ins, [first[:ax] + (len(ins),) + first[ax:]]
 
 
 def _stack_forward(p, ins, oc):
@@ -476,7 +491,7 @@ def _tile_gradient(F, p, ins, outs, ograds):
 
 register(OpDef(
     "tile", _tile_forward,
-    lambda p, ins, outs: (ins, [None if ins[0] is None else _tile_shape(p, ins[0])]),
+    lambda p, ins, outs: (ins, [None if ins[0] is None or 0 in ins[0] else _tile_shape(p, ins[0])]),
     params=(Param("reps", "shape", doc="The number of times for repeating the tensor a. Each dim "
                                        "size of reps must be a positive integer."),),
     gradient=_tile_gradient,

@@ -23,6 +23,13 @@ def _fc_infer_shape(p, ins, outs):
     ins = list(ins)
     if data is None:
         return ins, outs
+    out_given = outs[0]
+    if out_given is not None and len(out_given) >= 1 and len(data) >= 1:
+        # the output's leading dimension(s) complete the data's (MXNet infers them backwards)
+        lead = 1 if p.flatten else len(data) - 1
+        if len(out_given) == (2 if p.flatten else len(data)):
+            data = tuple(o if not d else d for d, o in zip(data[:lead], out_given[:lead])) + tuple(data[lead:])
+            ins[0] = data
     if p.flatten:
         k = _prod(data[1:]) if len(data) > 1 else 1
         out = (data[0], p.num_hidden)

@@ -113,7 +113,7 @@ def _flatten_shape(x):
 
 register(OpDef(
     "Flatten", lambda p, ins, oc: ins[0].reshape(_flatten_shape(tuple(ins[0].shape))),
-    lambda p, ins, outs: (ins, [None if ins[0] is None else _flatten_shape(ins[0])]),
+    lambda p, ins, outs: (ins, [None if ins[0] is None or 0 in ins[0] else _flatten_shape(ins[0])]),
     aliases=("flatten",),
     gradient=lambda F, p, ins, outs, ograds: [F.Reshape(ograds[0], shape=tuple(ins[0].shape))],
     doc="Flattens the input to shape ``(N, prod(rest))``."))

@@ -1,0 +1,39 @@
+"""Partial shape inference as MXNet 1.9.1 does it (golden values from
+``tools/make_golden_partial_infer.py``): given shapes vs shape attributes, unknown (0)
+dimensions completed (or left unknown) by each operator's rule, forwards and backwards."""
+from __future__ import annotations
+
+import json
+import pathlib
+import warnings
+
+import pytest
+
+import neomx as mx
+
+GOLDEN = json.loads((pathlib.Path(__file__).parent.parent / "golden" / "infer" / "partial.json")
+                    .read_text())
+CASES = GOLDEN["cases"]
+
+
+@pytest.mark.parametrize("rec", CASES, ids=[c["id"] for c in CASES])
+def test_partial_inference_matches_mxnet(rec):
+    ns = {"mx": mx}
+    with mx.name.NameManager():
+        with mx.AttrScope():
+            exec(rec["code"], ns)
+    sym = ns["sym"]
+    assert sym.list_arguments() == rec["arguments"]
+    kwargs = {k: tuple(v) for k, v in rec["kwargs"].items()}
+    method = getattr(sym, rec["method"])
+    if "error_message" in rec:
+        core = rec["error_message"].split("): ", 1)[-1].rsplit(": ", 1)[-1]
+        with pytest.raises(mx.MXNetError, match=None) as ei:
+            method(**kwargs)
+        assert core in str(ei.value), f"MXNet: {rec['error_message']!r}\nneomx: {ei.value}"
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = method(**kwargs)
+    got = [None if part is None else [list(s) for s in part] for part in res]
+    assert got == rec["result"]
