@@ -103,8 +103,9 @@ class Symbol:
         return Symbol(outs)
 
     def get_children(self):
-        """The inputs of this symbol's head node (None for a variable)."""
-        entries = [e for node, _ in self._outputs for e in node.inputs]
+        """The inputs of this symbol's head node(s), each node's once (None for a variable)."""
+        heads = list(dict.fromkeys(node for node, _ in self._outputs))  # each node once
+        entries = [e for node in heads for e in node.inputs]
         return Symbol(entries) if entries else None
 
     # --- attributes -----------------------------------------------------------------------

@@ -37,3 +37,14 @@ def test_partial_inference_matches_mxnet(rec):
         res = method(**kwargs)
     got = [None if part is None else [list(s) for s in part] for part in res]
     assert got == rec["result"]
+
+
+def test_get_children_lists_each_head_nodes_inputs_once():
+    # MXNet 1.9.1: a SliceChannel's three outputs share one node: its inputs once
+    d = mx.sym.Variable("data")
+    sl = mx.sym.SliceChannel(d, num_outputs=3, name="sl")
+    assert sl.get_children().list_outputs() == ["data"]
+    assert sl[1].get_children().list_outputs() == ["data"]
+    g = mx.sym.Group([mx.sym.relu(d, name="r"), mx.sym.FullyConnected(d, num_hidden=2, name="fc")])
+    assert g.get_children().list_outputs() == ["data", "data", "fc_weight", "fc_bias"]
+    assert d.get_children() is None
