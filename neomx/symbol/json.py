@@ -97,7 +97,7 @@ def from_json(text) -> Symbol:
         raise MXNetError("invalid symbol JSON: expected an object with 'nodes' and 'heads'")
     try:
         return _from_doc(doc)
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as e:
         raise MXNetError(f"invalid symbol JSON: malformed graph ({type(e).__name__}: {e})") from None
 
 
@@ -109,6 +109,8 @@ def _from_doc(doc) -> Symbol:
             raw_inputs = jn.get("inputs", [])
         except (KeyError, TypeError):
             raise MXNetError(f"invalid symbol JSON: node {i} lacks 'op' or 'name'") from None
+        if not isinstance(opname, str) or not isinstance(name, str):
+            raise MXNetError(f"invalid symbol JSON: node {i}'s 'op' and 'name' must be strings")
         # MXNet < 1.0 stored params under "param" and user attrs under "attr".
         attrs = dict(jn.get("attrs", {}) or {})
         attrs.update(jn.get("attr", {}) or {})
