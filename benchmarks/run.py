@@ -491,6 +491,12 @@ def main(argv=None):
             if s["errors"]:
                 notes.append(f"{n}/{p}: {len(s['errors'])} failed run(s): "
                              f"{s['errors'][0].strip().splitlines()[-1][:200]}")
+    pool = {rec.get("cpu_pool") for w in result["workloads"].values()
+            for rec in w["peers"].get("neomx", {}).get("records", [])} - {None}
+    result["meta"]["neomx_cpu_pool"] = sorted(pool)
+    if True in pool:
+        notes.append("neomx ran with its opt-in CPU memory pool (NEOMX_CPU_MEM_POOL=1: glibc keeps freed "
+                     "buffers for the whole process); by default it uses the C library's settings")
     if opts.quick:
         notes.append("--quick: fewer iterations and repeats; for smoke-testing the harness, not for numbers")
 

@@ -34,6 +34,9 @@ def _import_peer(peer, threads):
         info["torch_threads"] = common.set_torch_threads(torch, threads)
         info["version"] = lib.__version__
         info["torch_version"] = torch.__version__
+        # opt-in (NEOMX_CPU_MEM_POOL=1): glibc keeps freed buffers, as MXNet's pool does
+        storage = getattr(lib, "storage", None)
+        info["cpu_pool"] = bool(storage.pooled()) if storage is not None else None
     elif peer == "mxnet":
         import mxnet as lib
         info["version"] = lib.__version__

@@ -7,7 +7,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from . import storage
-storage.configure()
+storage.configure()  # changes nothing unless NEOMX_CPU_MEM_POOL=1 opts in (see storage.py)
 from . import base
 from .base import MXNetError
 from .context import Context, cpu, gpu, cpu_pinned, current_context, num_gpus
