@@ -191,40 +191,43 @@ def bind(symbol, ctx: Context, args, args_grad=None, grad_req="write", aux_state
 
 
 def reshape_executor(ex: Executor, partial_shaping, allow_up_sizing, shapes):
-    """New executor with new input shapes; arrays whose shape is unchanged are shared."""
+    """A new executor for new input shapes, as MXNet's ``Executor.reshape``: an array whose
+    shape is unchanged is shared; a smaller one is a view of the old memory (writes are seen by
+    both executors); a larger one is new (only with ``allow_up_sizing``). Arrays whose shapes
+    were not given may change only with ``partial_shaping``."""
     symbol = ex._symbol
     arg_names = symbol.list_arguments()
     arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
     if arg_shapes is None:
         raise MXNetError(f"reshape: cannot infer every shape from {shapes}")
-    new_args, new_grads = [], []
-    for name, shape, old, g in zip(arg_names, arg_shapes, ex.arg_arrays, ex._grad_list):
+
+    def resize(kind, name, shape, old, grad=None):
         shape = tuple(shape)
         if shape == old.shape:
-            new_args.append(old)
-            new_grads.append(g)
-            continue
+            return old, grad
         if not partial_shaping and name not in shapes:
-            raise MXNetError(f"reshape: shape of unspecified array arg:{name} changed from {old.shape} "
-                             f"to {shape}. This can cause the new executor to not share parameters with "
-                             "the old one. Please check for error in network. If this is intended, set "
-                             "partial_shaping=True to suppress this warning.")
-        bigger = int(np.prod(shape)) > old.size
-        if bigger and not allow_up_sizing:
-            raise MXNetError(f"reshape: new shape of arg:{name} {shape} is larger than the original "
-                             f"{old.shape}; set allow_up_sizing=True to allow allocating new arrays")
-        if bigger:
-            new_args.append(_zeros(shape, old.dtype, ex._ctx))
-            new_grads.append(None if g is None else _zeros(shape, old.dtype, ex._ctx))
-        else:
-            n = int(np.prod(shape))
-            new_args.append(from_torch(old._data.reshape(-1)[:n].view(shape), ex._ctx))
-            new_grads.append(None if g is None else
-                             from_torch(g._data.reshape(-1)[:n].view(shape), ex._ctx))
-    new_aux = []
-    for shape, old in zip(aux_shapes, ex.aux_arrays):
-        if tuple(shape) != old.shape:
-            raise MXNetError(f"reshape: auxiliary state shape changed from {old.shape} to {tuple(shape)}")
-        new_aux.append(old)
+            raise MXNetError(f"Shape of unspecifie {kind}: {name} changed. This can cause the new "
+                             "executor to not share parameters with the old one. Please check for "
+                             "error in network.If this is intended, set partial_shaping=True to "
+                             "suppress this warning.")
+        n = int(np.prod(shape))
+        if n > old.size:
+            if not allow_up_sizing:
+                raise MXNetError(f"New shape of {kind}: {name} is larger than original.First making "
+                                 "a big executor and then down sizing it is more efficient than the "
+                                 "reverse.If you really want to up size, set allow_up_sizing=True to "
+                                 "enable allocation of new arrays.")
+            return (_zeros(shape, old.dtype, old.context),
+                    None if grad is None else _zeros(shape, grad.dtype, grad.context))
+        view = lambda a: from_torch(a._data.reshape(-1)[:n].view(shape), a.context)  # noqa: E731
+        return view(old), None if grad is None else view(grad)
+
+    new_args, new_grads = [], []
+    for name, shape, old, g in zip(arg_names, arg_shapes, ex.arg_arrays, ex._grad_list):
+        a, g = resize("arg", name, shape, old, g)
+        new_args.append(a)
+        new_grads.append(g)
+    new_aux = [resize("aux", name, shape, old)[0] for name, shape, old in
+               zip(symbol.list_auxiliary_states(), aux_shapes, ex.aux_arrays)]
     return Executor(symbol, ex._ctx, new_args, new_grads, ex._grad_reqs, new_aux,
                     grads_given=ex._grads_given, group2ctx=ex._group2ctx)

@@ -92,3 +92,40 @@ def test_group2ctx_splits_a_graph_between_cpu_and_gpu():
     np.testing.assert_array_equal(ex.outputs[0].asnumpy(), [5, 5])
     np.testing.assert_array_equal(ex.grad_dict["a"].asnumpy(), [2, 2])
     assert "on cuda" in ex.debug_str()
+
+
+def test_reshape_shares_memory_as_mxnet():
+    ex = fc_net().simple_bind(mx.cpu(), data=(4, 5))
+    ex.arg_dict["data"][:] = 1
+    ex2 = ex.reshape(data=(2, 5))
+    ex2.arg_dict["data"][:] = 7  # a view of the first two rows
+    np.testing.assert_array_equal(ex.arg_dict["data"].asnumpy()[:, 0], [7, 7, 1, 1])
+    ex2.arg_dict["fc_weight"][:] = 3  # unchanged shape: the same array
+    np.testing.assert_array_equal(ex.arg_dict["fc_weight"].asnumpy()[0, :2], [3, 3])
+    ex2.grad_dict["data"][:] = 5
+    np.testing.assert_array_equal(ex.grad_dict["data"].asnumpy()[:, 0], [5, 5, 0, 0])
+    for kwargs in ({"data": (8, 5)}, {"data": (4, 6)}, {"partial_shaping": True, "data": (4, 6)}):
+        with pytest.raises(mx.MXNetError, match="New shape of arg: data is larger than original"):
+            ex.reshape(**kwargs)
+    ex3 = ex.reshape(allow_up_sizing=True, data=(8, 5))
+    ex3.arg_dict["data"][:] = 9  # new memory
+    np.testing.assert_array_equal(ex.arg_dict["data"].asnumpy()[:, 0], [7, 7, 1, 1])
+    with pytest.raises(mx.MXNetError, match="Shape of unspecifie arg: fc_weight changed"):
+        ex.reshape(data=(2, 4))
+    ex4 = ex.reshape(partial_shaping=True, data=(2, 4))
+    assert ex4.arg_dict["fc_weight"].shape == (3, 4)
+    ex4.arg_dict["fc_weight"][:] = 11
+    np.testing.assert_array_equal(ex.arg_dict["fc_weight"].asnumpy().ravel()[:14], [11] * 12 + [3, 3])
+    ex.forward()
+    ex2.forward()
+    assert ex.outputs[0].shape == (4, 3) and ex2.outputs[0].shape == (2, 3)
+
+
+def test_reshape_resizes_auxiliary_states_with_partial_shaping():
+    bn = mx.sym.BatchNorm(mx.sym.Variable("data"), name="bn")
+    ex = bn.simple_bind(mx.cpu(), data=(4, 5, 2))
+    ex.aux_dict["bn_moving_var"][:] = 2
+    ex2 = ex.reshape(partial_shaping=True, data=(4, 3, 2))
+    assert ex2.aux_dict["bn_moving_var"].shape == (3,)
+    ex2.aux_dict["bn_moving_var"][:] = 4
+    np.testing.assert_array_equal(ex.aux_dict["bn_moving_var"].asnumpy(), [4, 4, 4, 2, 2])
