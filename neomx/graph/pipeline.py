@@ -58,9 +58,10 @@ def infer_all(graph, known_shapes: dict, known_types: dict):
     shapes = _infer.infer(graph, known_shapes, "shape")
     types = _infer.infer(graph, known_types, "type")
     missing = [n.output_name(i) for (n, i), e in zip(graph.outputs, graph.output_entries())
-               if shapes[e] is None]
+               if shapes[e] is None or 0 in shapes[e]]
     if missing:
-        raise MXNetError(f"cannot infer the shapes of outputs {missing}")
+        raise MXNetError("InferShape pass cannot decide shapes for the following outputs (0 means "
+                         f"unknown dimensions): {missing}")
     return shapes, types
 
 

@@ -8,7 +8,10 @@ from .registry import OpDef, Param, register
 
 
 def _creation_infer_shape(p, ins, outs):
-    return ins, [tuple(p.shape)]
+    # MXNet 1.x's legacy shapes: () is an unknown shape and 0 an unknown dimension, so
+    # ``mx.sym.zeros(())`` cannot be bound (as in MXNet 1.9.1)
+    shape = tuple(p.shape)
+    return ins, [shape if shape else None]
 
 
 def _creation_infer_type(p, ins, outs):

@@ -48,3 +48,16 @@ def test_get_children_lists_each_head_nodes_inputs_once():
     g = mx.sym.Group([mx.sym.relu(d, name="r"), mx.sym.FullyConnected(d, num_hidden=2, name="fc")])
     assert g.get_children().list_outputs() == ["data", "data", "fc_weight", "fc_bias"]
     assert d.get_children() is None
+
+
+@pytest.mark.parametrize("code", ["mx.sym.zeros(())", "mx.sym.zeros((2, 0))", "mx.sym.ones(())",
+                                  "mx.sym.full((), 3)", "mx.sym.uniform(shape=())"])
+def test_creation_ops_with_unknown_shapes_cannot_be_bound(code):
+    # MXNet 1.9.1: () is an unknown shape and 0 an unknown dimension; binding fails
+    sym = eval(code, {"mx": mx})
+    out = sym.infer_shape_partial()[1][0]
+    assert out == () or 0 in out
+    with pytest.raises(mx.MXNetError, match="cannot decide shapes"):
+        sym.simple_bind(mx.cpu())
+    with pytest.raises(mx.MXNetError, match="cannot decide shapes"):
+        sym.eval(mx.cpu())
