@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 from ..base import MXNetError
 from ..ops import registry as _reg
@@ -10,6 +11,7 @@ from .scope import HIDDEN_KEYS
 from .symbol import Symbol
 
 MXNET_VERSION = 10901
+_log = logging.getLogger("neomx.symbol")
 
 
 def to_json(sym: Symbol) -> str:
@@ -101,7 +103,38 @@ def from_json(text) -> Symbol:
         raise MXNetError(f"invalid symbol JSON: malformed graph ({type(e).__name__}: {e})") from None
 
 
+def _file_version(doc) -> int:
+    """The ``mxnet_version`` a file was saved by (files before 0.9 have none: 0.8.0)."""
+    v = (doc.get("attrs") or {}).get("mxnet_version")
+    if isinstance(v, list) and len(v) == 2:
+        return int(v[1])
+    return 800
+
+
+def _version_str(v: int) -> str:
+    return f"v{v // 10000}.{v // 100 % 100}.{v % 100}"
+
+
+def _legacy_aux_inputs(op, p, node_name, given, attrs, inputs):
+    """MXNet 0.8 files list no auxiliary states (BatchNorm with data, gamma, beta only): as
+    MXNet's upgrade, make ``<node>_<aux>`` variables carrying the op's attributes and their
+    initialiser, and wire them in after the arguments."""
+    from .register import _AUX_INIT
+    out = list(inputs)
+    for aux in op.list_aux(p):
+        var_attr = dict(given)
+        var_attr.update(attrs)
+        if aux in _AUX_INIT:
+            var_attr["__init__"] = _AUX_INIT[aux]
+        out.append((Node(None, f"{node_name}_{aux}", attrs=var_attr), 0))
+    return tuple(out)
+
+
 def _from_doc(doc) -> Symbol:
+    version = _file_version(doc)
+    if version < MXNET_VERSION:
+        _log.info("Loading symbol saved by previous version %s. Attempting to upgrade...",
+                  _version_str(version))
     built: list[Node] = []
     for i, jn in enumerate(doc["nodes"]):
         try:
@@ -136,8 +169,11 @@ def _from_doc(doc) -> Symbol:
             if k in op.param_map:
                 params_in[k] = attrs.pop(k)
         p, given = op.parse_params(params_in, name)
+        n_args, aux = len(op.list_inputs(p)), op.list_aux(p)
+        if version < 900 and aux and len(inputs) == n_args:
+            inputs = _legacy_aux_inputs(op, p, name, given, attrs, inputs)
         node = Node(op, name, p, given, attrs, tuple(inputs))
-        want = len(op.list_inputs(p)) + len(op.list_aux(p))
+        want = n_args + len(aux)
         if len(inputs) != want:
             raise MXNetError(f"invalid symbol JSON: operator {opname} (node {name}) has "
                              f"{len(inputs)} inputs, expected {want}")
@@ -150,4 +186,6 @@ def _from_doc(doc) -> Symbol:
         heads.append((built[src], k))
     if not heads:
         raise MXNetError("invalid symbol JSON: no heads")
+    if version < MXNET_VERSION:
+        _log.info("Symbol successfully upgraded!")
     return Symbol(heads)
