@@ -236,6 +236,20 @@ def test_wait_to_read_reports_a_write_that_already_failed(threaded):
             mx.nd.waitall()
 
 
+@pytest.mark.xfail(strict=True, raises=Boom,
+                   reason="engine bug: an inline operation reading a failed asynchronous write "
+                          "raises the error at the call (as that operator's MXNetError) and the next "
+                          "waitall raises it again; MXNet reports it once")
+def test_an_error_seen_by_an_inline_read_is_not_raised_again(threaded):
+    a = ints(1, 1)
+    gate = threading.Event()
+    push(failing(gate), writes=[a], where="cpu1")
+    threading.Timer(0.05, gate.set).start()
+    with pytest.raises((Boom, mx.MXNetError)):
+        (a + 1).wait_to_read()
+    mx.nd.waitall()
+
+
 def test_naive_engine_raises_at_once_and_spares_later_work():
     with installed("naive"):
         a, b = ints(1, 1), ints(2, 2)
