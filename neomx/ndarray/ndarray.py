@@ -11,10 +11,9 @@ import torch
 from .. import engine
 from ..base import MXNetError, dtype_np, dtype_torch, integer_types, numeric_types, shape_str
 from ..context import Context, current_context
-from ..engine import _state as _ENGINE  # the installed engine (fast paths check it is idle)
-from ..ops import elemwise as _ew
 from ..ops import registry as _reg
 from .tape import FLAGS as _AG  # per-thread autograd flags (``_AG.recording``)
+from .tape import RECORDING as _REC  # number of threads recording (0: skip the flag)
 
 __all__ = ["NDArray", "from_torch", "check_same_device"]
 
@@ -34,15 +33,6 @@ def from_torch(t: torch.Tensor, ctx: Context, var: engine.Var | None = None) -> 
 
 _new = object.__new__
 _VAR_LOCK = threading.Lock()
-
-
-def _check_broadcast(ta, tb):
-    if ta.shape != tb.shape:
-        try:
-            torch.broadcast_shapes(ta.shape, tb.shape)
-        except RuntimeError:
-            raise MXNetError(f"operands could not be broadcast together with shapes "
-                             f"{shape_str(ta.shape)} {shape_str(tb.shape)}") from None
 
 
 def check_same_device(arrays, opname=""):
@@ -72,64 +62,39 @@ def _to_tensor(value, like: torch.Tensor) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(arr))
 
 
-def _arith(opname, scalar_op, reverse=False):
-    """``a (op) b``: the fast path for the common cases (an NDArray of the same dtype on the same
-    context, or a Python number with a floating-point array, nothing asynchronous in flight),
-    else ``NDArray._bin`` with all of MXNet's rules and errors."""
-    fn_array = _ew.BINARY_FN[opname]
-    fn_scalar = _ew.FLOAT_SCALAR_FN[scalar_op]
+# ``mx.nd`` functions of the operators behind NDArray's operators, filled in by
+# ``register.populate`` (register builds them from the op table and imports this module).
+OPS: dict = {}
 
+
+def _binary(opname, scalar_op, reverse=False):
+    """``a (op) b``: ``opname`` (a broadcasting op) for two arrays, ``scalar_op`` for an array
+    and a number (``reverse``: the number comes first, as in ``2 - a``), both through the one
+    imperative dispatch (``register.make_function``)."""
     def method(self, other):
-        if _AG.recording:
-            return self._bin(other, opname, scalar_op, reverse)
         cls = other.__class__
         if cls is NDArray:  # (never reversed: Python calls ``a.__add__(b)`` for two NDArrays)
-            if not reverse and other._ctx is self._ctx and not _ENGINE["engine"]._inflight:
-                ta = self._data
-                tb = other._data
-                if ta.dtype == tb.dtype:
-                    try:
-                        r = fn_array(ta, tb)
-                    except RuntimeError:
-                        pass  # shapes that do not broadcast: _bin says so
-                    else:
-                        a = _new(NDArray)
-                        a._data, a._ctx = r, self._ctx
-                        return a
-        elif cls is float or cls is int:
-            t = self._data
-            if not _ENGINE["engine"]._inflight and t.is_floating_point():
-                a = _new(NDArray)
-                a._data, a._ctx = fn_scalar(t, other), self._ctx
-                return a
-        return self._bin(other, opname, scalar_op, reverse)
-    method.__name__ = f"__{'r' if reverse else ''}{opname.split('_')[1]}__"
+            return OPS[opname].binary(self, other)
+        if cls is float or cls is int:
+            return OPS[scalar_op].scalar(self, other)
+        return self._binary_other(other, opname, scalar_op, reverse)
+    method.__name__ = f"__{'r' if reverse else ''}{opname.split('_')[-1]}__"
     return method
 
 
-def _inplace_arith(opname, scalar_op, kernel, integers_alike):
-    """``a (op)= b`` in place (no temporary) when torch computes what MXNet does: arrays of one
-    dtype (floating-point only for division, which truncates integers in MXNet) or a Python
-    number with a floating-point array; else ``NDArray._inplace``."""
+def _inplace(opname, scalar_op):
+    """``a (op)= b``: the op with ``out=a`` (the dispatch computes it in place when it can)."""
     def method(self, other):
-        t = self._data
-        if _AG.recording:
-            return self._inplace(other, opname, scalar_op)
-        if not _ENGINE["engine"]._inflight:
-            cls = other.__class__
-            if cls is NDArray:
-                o = other._data
-                if other._ctx is self._ctx and o.dtype == t.dtype and (integers_alike or t.is_floating_point()):
-                    try:  # torch refuses shapes that do not broadcast to ``t`` and bad overlaps
-                        kernel(t, o)
-                        return self
-                    except RuntimeError:
-                        pass  # _inplace says what is wrong, or computes and copies
-            elif (cls is float or cls is int) and t.is_floating_point():
-                kernel(t, other)
-                return self
-        return self._inplace(other, opname, scalar_op)
-    method.__name__ = f"__i{opname.split('_')[1]}__"
+        cls = other.__class__
+        if cls is NDArray:
+            return OPS[opname](self, other, out=self)
+        if cls is float or cls is int:
+            return OPS[scalar_op].scalar(self, other, out=self)
+        res = self._binary_other(other, opname, scalar_op, False)
+        if res is NotImplemented:
+            return res
+        return OPS["_copy"](res, out=self)
+    method.__name__ = f"__i{opname.split('_')[-1]}__"
     return method
 
 
@@ -189,7 +154,7 @@ class NDArray:
     def T(self) -> "NDArray":
         if self.ndim < 2:
             return self.copy()
-        if _AG.recording:
+        if _REC.n and _AG.recording:
             return self._recorded("transpose", [self])
         t = self._data
         return from_torch(engine.push(lambda: t.permute(*reversed(range(t.dim()))).contiguous(),
@@ -253,7 +218,7 @@ class NDArray:
         dt = dtype_torch(dtype)
         if not copy and dt == self._data.dtype:
             return self
-        if _AG.recording:
+        if _REC.n and _AG.recording:
             return self._recorded("Cast", [self], dtype=dtype_np(dt))
         t = self._data
         return from_torch(engine.push(lambda: t.to(dt, copy=True), reads=(self,)), self._ctx)
@@ -270,7 +235,7 @@ class NDArray:
             if other.shape != self.shape:
                 raise MXNetError(f"copyto: Incompatible attr in node  at 0-th output: expected "
                                  f"{shape_str(self.shape)}, got {shape_str(other.shape)}")
-            if _AG.recording:
+            if _REC.n and _AG.recording:
                 return other._assign_recorded(self._recorded("_copy", [self]))
             src, dst = self._data, other._data
             engine.push(lambda: dst.copy_(src, non_blocking=True), reads=(self,), writes=(other,))
@@ -280,7 +245,7 @@ class NDArray:
             src = self._data
             t = engine.push(lambda: src.to(dev, copy=True), reads=(self,), ctx=other)
             res = from_torch(t, other)
-            if _AG.recording:  # recorded as _copy (its gradient is the head gradient)
+            if _REC.n and _AG.recording:  # recorded as _copy (its gradient is the head gradient)
                 from .tape import record_op
                 op = _reg.get("_copy")
                 record_op(op, op.parse_params({})[0], [self], [t], [res], other, _AG.training)
@@ -318,7 +283,7 @@ class NDArray:
                              f"{shape_str(new)} vs {shape_str(self.shape)}")
         if np.prod(new) != self.size:
             raise ValueError(f"Cannot reshape array of size {self.size} into shape {tuple(shape)}")
-        if _AG.recording:
+        if _REC.n and _AG.recording:
             return self._recorded("Reshape", [self], shape=tuple(new))
         t = self._data
         if t.is_contiguous():
@@ -341,7 +306,7 @@ class NDArray:
         return key
 
     def __getitem__(self, key):
-        if _AG.recording:
+        if _REC.n and _AG.recording:
             return self._getitem_recorded(key)
         t = self._data
         if key.__class__ is slice and key.start is None and key.stop is None and key.step is None:
@@ -390,7 +355,7 @@ class NDArray:
         return res
 
     def __setitem__(self, key, value):
-        if _AG.recording:
+        if _REC.n and _AG.recording:
             from .tape import check_write
             check_write(self)
         t = self._data
@@ -425,46 +390,19 @@ class NDArray:
                              f"{self.shape}: {str(e).splitlines()[0]}") from None
 
     # --- arithmetic -----------------------------------------------------------------------
-    def _bin(self, other, opname, scalar_op, reverse=False):
-        """``self (op) other`` with MXNet's rules: broadcasting, no dtype promotion, scalars cast
-        to the array's dtype, CPU ids may differ but CPU and GPU may not."""
-        if _AG.recording:
-            return self._bin_recorded(other, opname, scalar_op, reverse)
-        if other.__class__ is NDArray or isinstance(other, NDArray):
-            a, b = (other, self) if reverse else (self, other)
-            ta, tb = a._data, b._data
-            if a._ctx is not b._ctx:
-                check_same_device([a, b], opname)
-                if tb.device != ta.device:
-                    tb = tb.to(ta.device)
-            if ta.dtype != tb.dtype:
-                raise MXNetError(
-                    f"Incompatible attr in node  at 1-th input: expected {np.dtype(a.dtype).name}, "
-                    f"got {np.dtype(b.dtype).name}")
-            _check_broadcast(ta, tb)
-            fn = _ew.BINARY_FN[opname]
-            return from_torch(engine.push(lambda: fn(ta, tb), (a, b)), a._ctx)
-        if isinstance(other, numeric_types) and not isinstance(other, np.ndarray):
-            fn = _ew.SCALAR_FN[scalar_op]
-            t = self._data
-            s = _ew._scalar_value(t, float(other))
-            return from_torch(engine.push(lambda: fn(t, s), (self,)), self._ctx)
-        if isinstance(other, np.ndarray):
-            from . import array as _array
-            return self._bin(_array(other, ctx=self._ctx, dtype=self.dtype), opname, scalar_op, reverse)
-        return NotImplemented
-
-    def _bin_recorded(self, other, opname, scalar_op, reverse):
-        """``_bin`` while recording: the registered operator, so the tape sees it."""
-        from .register import invoke_by_name
+    def _binary_other(self, other, opname, scalar_op, reverse):
+        """Operands other than an NDArray or a Python int/float: numpy scalars and bools are
+        numbers, numpy arrays become arrays of this one's dtype and context."""
         if isinstance(other, NDArray):
             a, b = (other, self) if reverse else (self, other)
-            return invoke_by_name(opname, [a, b], {})
+            return OPS[opname](a, b)
         if isinstance(other, numeric_types) and not isinstance(other, np.ndarray):
-            return invoke_by_name(scalar_op, [self], {"scalar": float(other)})
+            return OPS[scalar_op].scalar(self, float(other))
         if isinstance(other, np.ndarray):
             from . import array as _array
-            return self._bin(_array(other, ctx=self._ctx, dtype=self.dtype), opname, scalar_op, reverse)
+            other = _array(other, ctx=self._ctx, dtype=self.dtype)
+            a, b = (other, self) if reverse else (self, other)
+            return OPS[opname](a, b)
         return NotImplemented
 
     def _assign_recorded(self, res):
@@ -480,69 +418,40 @@ class NDArray:
         self._ag = res._ag
         return self
 
-    # In-place kernels for ``a op= b`` on floating-point arrays (no temporary, no copy back).
-    _INPLACE = {"broadcast_add": torch.Tensor.add_, "broadcast_sub": torch.Tensor.sub_,
-                "broadcast_mul": torch.Tensor.mul_, "broadcast_div": torch.Tensor.div_}
+    __add__ = _binary("broadcast_add", "_plus_scalar")
+    __radd__ = _binary("broadcast_add", "_plus_scalar", True)
+    __sub__ = _binary("broadcast_sub", "_minus_scalar")
+    __rsub__ = _binary("broadcast_sub", "_rminus_scalar", True)
+    __mul__ = _binary("broadcast_mul", "_mul_scalar")
+    __rmul__ = _binary("broadcast_mul", "_mul_scalar", True)
+    __truediv__ = _binary("broadcast_div", "_div_scalar")
+    __rtruediv__ = _binary("broadcast_div", "_rdiv_scalar", True)
+    __div__, __rdiv__ = __truediv__, __rtruediv__
+    __mod__ = _binary("broadcast_mod", "_mod_scalar")
+    __rmod__ = _binary("broadcast_mod", "_rmod_scalar", True)
+    __pow__ = _binary("broadcast_power", "_power_scalar")
+    __rpow__ = _binary("broadcast_power", "_rpower_scalar", True)
+    __iadd__ = _inplace("broadcast_add", "_plus_scalar")
+    __isub__ = _inplace("broadcast_sub", "_minus_scalar")
+    __imul__ = _inplace("broadcast_mul", "_mul_scalar")
+    __itruediv__ = _inplace("broadcast_div", "_div_scalar")
+    __idiv__ = __itruediv__
+    __imod__ = _inplace("broadcast_mod", "_mod_scalar")
+    __eq__ = _binary("broadcast_equal", "_equal_scalar")
+    __ne__ = _binary("broadcast_not_equal", "_not_equal_scalar")
+    __gt__ = _binary("broadcast_greater", "_greater_scalar")
+    __ge__ = _binary("broadcast_greater_equal", "_greater_equal_scalar")
+    __lt__ = _binary("broadcast_lesser", "_lesser_scalar")
+    __le__ = _binary("broadcast_lesser_equal", "_lesser_equal_scalar")
 
-    def _inplace(self, other, opname, scalar_op):
-        if _AG.recording:
-            from .tape import check_write
-            check_write(self)
-            res = self._bin(other, opname, scalar_op)
-            return res if res is NotImplemented else self._assign_recorded(res)
-        t = self._data
-        kernel = self._INPLACE.get(opname)
-        if kernel is not None and t.is_floating_point():
-            if isinstance(other, NDArray) and other._ctx is self._ctx and other._data.dtype == t.dtype:
-                o = other._data
-                if o.shape == t.shape:  # (other shapes: the general path below checks them)
-                    engine.push(lambda: kernel(t, o), (other,), (self,))
-                    return self
-            elif isinstance(other, (int, float)) and not isinstance(other, bool):
-                engine.push(lambda: kernel(t, other), (), (self,))
-                return self
-        res = self._bin(other, opname, scalar_op)
-        if res is NotImplemented:
-            return res
-        if res.shape != self.shape:
-            raise MXNetError(f"in-place {opname}: result of shape {shape_str(res.shape)} does not fit "
-                             f"an array of shape {shape_str(self.shape)}")
-        r = res._data
-        engine.push(lambda: t.copy_(r), (res,), (self,))
+    def __neg__(self):
+        return OPS["_mul_scalar"].scalar(self, -1.0)
+
+    def __pos__(self):
         return self
 
-    __add__ = _arith("broadcast_add", "_plus_scalar")
-    __radd__ = _arith("broadcast_add", "_plus_scalar", True)
-    __sub__ = _arith("broadcast_sub", "_minus_scalar")
-    __rsub__ = _arith("broadcast_sub", "_rminus_scalar", True)
-    __mul__ = _arith("broadcast_mul", "_mul_scalar")
-    __rmul__ = _arith("broadcast_mul", "_mul_scalar", True)
-    __truediv__ = _arith("broadcast_div", "_div_scalar")
-    __rtruediv__ = _arith("broadcast_div", "_rdiv_scalar", True)
-    __div__, __rdiv__ = __truediv__, __rtruediv__
-    def __mod__(self, o): return self._bin(o, "broadcast_mod", "_mod_scalar")
-    def __rmod__(self, o): return self._bin(o, "broadcast_mod", "_rmod_scalar", True)
-    def __pow__(self, o): return self._bin(o, "broadcast_power", "_power_scalar")
-    def __rpow__(self, o): return self._bin(o, "broadcast_power", "_rpower_scalar", True)
-    def __neg__(self): return self._bin(-1.0, None, "_mul_scalar")
-    def __pos__(self): return self
     def __abs__(self):
-        if _AG.recording:
-            return self._recorded("abs", [self])
-        t = self._data
-        return from_torch(engine.push(lambda: torch.abs(t), reads=(self,)), self._ctx)
-    __iadd__ = _inplace_arith("broadcast_add", "_plus_scalar", torch.Tensor.add_, True)
-    __isub__ = _inplace_arith("broadcast_sub", "_minus_scalar", torch.Tensor.sub_, True)
-    __imul__ = _inplace_arith("broadcast_mul", "_mul_scalar", torch.Tensor.mul_, True)
-    __itruediv__ = _inplace_arith("broadcast_div", "_div_scalar", torch.Tensor.div_, False)
-    __idiv__ = __itruediv__
-    def __imod__(self, o): return self._inplace(o, "broadcast_mod", "_mod_scalar")
-    def __eq__(self, o): return self._bin(o, "broadcast_equal", "_equal_scalar")
-    def __ne__(self, o): return self._bin(o, "broadcast_not_equal", "_not_equal_scalar")
-    def __gt__(self, o): return self._bin(o, "broadcast_greater", "_greater_scalar")
-    def __ge__(self, o): return self._bin(o, "broadcast_greater_equal", "_greater_equal_scalar")
-    def __lt__(self, o): return self._bin(o, "broadcast_lesser", "_lesser_scalar")
-    def __le__(self, o): return self._bin(o, "broadcast_lesser_equal", "_lesser_equal_scalar")
+        return OPS["abs"](self)
 
     # --- fluent methods (a.sum(axis=1), a.argmax(...), ...) -------------------------------
     def __getattr__(self, name):
@@ -572,7 +481,7 @@ class NDArray:
         return self.reshape((self.shape[0], -1)) if self.ndim > 1 else self.reshape((self.shape[0], 1))
 
     def expand_dims(self, axis):
-        if _AG.recording:
+        if _REC.n and _AG.recording:
             return self._recorded("expand_dims", [self], axis=axis)
         return from_torch(self._data.unsqueeze(axis), self._ctx, self._var)
 

@@ -1,17 +1,17 @@
 """Builds ``mx.nd.<Op>`` functions from the operator table and runs them through the engine."""
 from __future__ import annotations
 
-
+import torch
 
 from .. import engine
-from ..engine import _state as _ENGINE
 from ..base import MXNetError, shape_str
 from ..context import Context, current_context
 from ..ops import registry as _reg
 from ..ops.registry import OpContext, ShapeError, TypeInferError
 from .ndarray import NDArray, check_same_device, from_torch
 from .tape import FLAGS as _AG
-from .tape import record_op
+from .tape import RECORDING as _REC
+from .tape import is_training, record_op
 
 _new = object.__new__
 
@@ -94,6 +94,9 @@ def invoke(op, p, inputs, out=None, ctx=None, is_train=False, cached_params=Fals
     if out is not None:
         targets = out if isinstance(out, (list, tuple)) else [out]
         for src, dst in zip(outs, targets):
+            if src.shape != dst.shape:
+                raise MXNetError(f"{op.name}: result of shape {shape_str(src.shape)} does not fit "
+                                 f"the output array of shape {shape_str(dst.shape)}")
             if _AG.recording:
                 dst._assign_recorded(src)
             else:
@@ -116,13 +119,14 @@ def invoke_by_name(name, inputs, params, out=None):
     return invoke(op, p, inputs, out=out)
 
 
-# kwargs values a fast-path key may hold (never NDArrays: their ``==`` is elementwise).
+# kwargs values a plan key may hold (never NDArrays: their ``==`` is elementwise).
 _PLAIN = frozenset({int, float, str, bool, type(None)})
 _MISS = object()
+_MAX_PLANS = 256  # per op; a full table starts over (scalars in a loop make many forms)
 
 
 def _fast_key(args, kwargs):
-    """The fast-path key of a call with keyword parameters, or None when a value is not plain.
+    """The plan key of a call with keyword parameters, or None when a value is not plain.
     Types are part of it: ``axis=True`` and ``axis=1.0`` must not find ``axis=1``'s plan."""
     key = [len(args)]
     for k, v in kwargs.items():
@@ -133,73 +137,205 @@ def _fast_key(args, kwargs):
     return tuple(key)
 
 
-class _FastPlan:
-    """A validated call form of one op: positional NDArray inputs on one context, one output,
-    plain keyword parameters. Calls of that form skip parsing and the general dispatch.
+# --- direct kernels: arithmetic that validates itself --------------------------------------------
+def _same_shape(fn):
+    """``fn`` for the elemwise_* ops, which need one shape (torch would broadcast)."""
+    def kernel(a, b):
+        if a.shape != b.shape:
+            raise ValueError
+        return fn(a, b)
+    return kernel
 
-    With the op's ``fast_kernel`` (a kernel specialised for these parameters, taking tensors),
-    the kernel runs directly; otherwise the op's forward with a cached ``OpContext``. Inputs are
-    checked against the validation cache unless the kernel accepts any shape and dtype."""
 
-    __slots__ = ("op", "p", "kernel", "check_id", "ctx", "train", "oc", "direct1", "direct2")
+def _binary_inplace(fn_):
+    """``a op= b`` in place; torch refuses shapes that do not broadcast into ``a`` (and integer
+    division, which MXNet truncates): those go to the general path."""
+    def kernel(a, b):
+        if a.dtype != b.dtype:
+            raise ValueError
+        fn_(a, b)
+    return kernel
+
+
+def _scalar_direct(fn, s):
+    """A scalar op with its scalar: cast to the array's dtype as MXNet does (int32 * 1.5 is *1)."""
+    si = int(s) if s == s and abs(s) != float("inf") else s
+    return lambda t: fn(t, s if t.is_floating_point() else si)
+
+
+def _scalar_inplace(fn_, s):
+    def kernel(t):
+        if not t.is_floating_point():  # (integer arrays: the general path casts the scalar)
+            raise ValueError
+        fn_(t, s)
+    return kernel
+
+
+_INPLACE_FN = {"add": torch.Tensor.add_, "sub": torch.Tensor.sub_, "mul": torch.Tensor.mul_,
+               "div": torch.Tensor.div_}
+_BINARY_INPLACE = {"elemwise_add": "add", "broadcast_add": "add", "elemwise_sub": "sub",
+                   "broadcast_sub": "sub", "elemwise_mul": "mul", "broadcast_mul": "mul",
+                   "elemwise_div": "div", "broadcast_div": "div"}
+_SCALAR_INPLACE = {"_plus_scalar": "add", "_minus_scalar": "sub", "_mul_scalar": "mul",
+                   "_div_scalar": "div"}
+
+
+def _direct_kernels(op, p):
+    """(kernel, in-place kernel or None, same_dtype) for the arithmetic ops, or None. Binary
+    kernels run on inputs of one dtype only (no promotion, as in MXNet)."""
+    from ..ops import elemwise as _ew
+    name = op.name
+    if name in _ew.BINARY_FN:
+        fn = _ew.BINARY_FN[name]
+        inplace = _BINARY_INPLACE.get(name)
+        return (fn if name.startswith("broadcast_") else _same_shape(fn),
+                _binary_inplace(_INPLACE_FN[inplace]) if inplace else None, True)
+    if name in _ew.SCALAR_FN:
+        inplace = _SCALAR_INPLACE.get(name)
+        return (_scalar_direct(_ew.SCALAR_FN[name], p.scalar),
+                _scalar_inplace(_INPLACE_FN[inplace], p.scalar) if inplace else None, False)
+    return None
+
+
+class _Plan:
+    """A validated call form of one op (positional NDArray inputs on one context, one output,
+    plain keyword parameters): the parsed Params and the kernel that computes it.
+
+    The kernel is a direct one when there is one (arithmetic, the op's ``fast_kernel``): it
+    validates its inputs itself, raising for the ones it does not take (``same_dtype``: the two
+    inputs must share a dtype, checked here). Otherwise the op's forward runs with a cached
+    ``OpContext``, for inputs whose shapes and dtypes passed the op's rules before. ``inplace``
+    (arithmetic) computes ``a op= b`` into the first input.
+
+    ``run(args, out)`` returns the result NDArray (``out`` itself for an in-place update of
+    ``args[0]``), or ``_MISS`` when the call needs the general path."""
+
+    __slots__ = ("op", "p", "kernel", "inplace", "same_dtype", "check_id", "oc", "oc_key", "run")
 
     def __init__(self, op, p, nargs):
         self.op, self.p = op, p
-        fk = op.fast_kernel(p) if op.fast_kernel is not None else None
-        self.kernel, needs_check = fk if fk is not None else (None, True)
+        self.oc = self.oc_key = None
+        self.inplace, self.same_dtype = None, False
+        direct = _direct_kernels(op, p)
+        if direct is not None:
+            self.kernel, self.inplace, self.same_dtype = direct
+            needs_check = False
+        else:
+            fk = op.fast_kernel(p) if op.fast_kernel is not None else None
+            self.kernel, needs_check = fk if fk is not None else (None, True)
         self.check_id = id(p) if needs_check else None
-        self.ctx = self.train = self.oc = None
-        # kernels that validate their inputs themselves, run by ``fn`` itself (1 or 2 inputs)
-        direct = self.kernel if (self.kernel is not None and not needs_check) else None
-        self.direct1 = direct if nargs == 1 else None
-        self.direct2 = direct if nargs == 2 else None
+        self.run = self._run1 if nargs == 1 else self._run2 if nargs == 2 else self._runn
 
-    def run(self, args, is_training):
-        """The output NDArray, or ``_MISS`` when this call needs the general path."""
+    def _run1(self, args, out):
+        a = args[0]
+        if a.__class__ is not NDArray:
+            return _MISS
+        if out is not None:
+            return self._update(args, out)
+        t = a._data
+        if self.check_id is not None and (self.check_id, t.shape, t.dtype) not in _CHECKED:
+            return _MISS
+        kernel = self.kernel
+        if kernel is None:
+            kernel = self._forward(a._ctx)
+        try:
+            r = kernel(t) if engine.idle() else engine.push(lambda: kernel(t), reads=args)
+        except (RuntimeError, ValueError, IndexError) as e:
+            return self._failed(e, args)
+        if r is t:  # results are new arrays, never an input
+            r = r.clone()
+        res = _new(NDArray)
+        res._data, res._ctx = r, a._ctx
+        return res
+
+    def _run2(self, args, out):
+        a, b = args
+        if a.__class__ is not NDArray or b.__class__ is not NDArray or b._ctx is not a._ctx:
+            return _MISS
+        if out is not None:
+            return self._update(args, out)
+        ta, tb = a._data, b._data
+        if self.same_dtype:
+            if ta.dtype != tb.dtype:
+                return _MISS
+        elif self.check_id is not None and (self.check_id, ta.shape, tb.shape, ta.dtype,
+                                            tb.dtype) not in _CHECKED:
+            return _MISS
+        kernel = self.kernel
+        if kernel is None:
+            kernel = self._forward(a._ctx)
+        try:
+            r = kernel(ta, tb) if engine.idle() else engine.push(lambda: kernel(ta, tb), reads=args)
+        except (RuntimeError, ValueError, IndexError) as e:
+            return self._failed(e, args)
+        if r is ta or r is tb:
+            r = r.clone()
+        res = _new(NDArray)
+        res._data, res._ctx = r, a._ctx
+        return res
+
+    def _runn(self, args, out):
         a0 = args[0]
         if a0.__class__ is not NDArray:
             return _MISS
         ctx = a0._ctx
-        t0 = a0._data
-        if len(args) == 1:
-            tensors = (t0,)
-            if self.check_id is not None and (self.check_id, t0.shape, t0.dtype) not in _CHECKED:
+        tensors = []
+        for a in args:
+            if a.__class__ is not NDArray or a._ctx is not ctx:
                 return _MISS
-        else:
-            tensors = [t0]
-            for a in args[1:]:
-                if a.__class__ is not NDArray or a._ctx is not ctx:
-                    return _MISS
-                tensors.append(a._data)
-            if self.check_id is not None and (self.check_id, *[t.shape for t in tensors],
-                                              *[t.dtype for t in tensors]) not in _CHECKED:
-                return _MISS
+            tensors.append(a._data)
+        if out is not None:
+            return self._update(args, out)
+        if self.check_id is not None and (self.check_id, *[t.shape for t in tensors],
+                                          *[t.dtype for t in tensors]) not in _CHECKED:
+            return _MISS
         kernel = self.kernel
+        if kernel is None:
+            kernel = self._forward(ctx)
         try:
-            if kernel is not None:
-                if not _ENGINE["engine"]._inflight:
-                    r = kernel(*tensors)
-                else:
-                    r = engine.push(lambda: kernel(*tensors), reads=args, ctx=ctx)
-                if any(r is t for t in tensors):  # results are new arrays, never an input
-                    r = r.clone()
-                return from_torch(r, ctx)
-            train = is_training()
-            if ctx is not self.ctx or train is not self.train:
-                self.oc = _op_context(train, ctx.torch_device)
-                self.ctx, self.train = ctx, train
-            p, oc, forward = self.p, self.oc, self.op.forward
-            tensors = list(tensors)
-            if not _ENGINE["engine"]._inflight:
-                return from_torch(forward(p, tensors, oc), ctx)
-            return from_torch(engine.push(lambda: forward(p, tensors, oc), reads=args, ctx=ctx), ctx)
-        except MXNetError:
-            raise
+            r = (kernel(*tensors) if engine.idle()
+                 else engine.push(lambda: kernel(*tensors), reads=args))
         except (RuntimeError, ValueError, IndexError) as e:
-            if kernel is not None:  # invalid inputs, or a form the kernel does not take
-                return _MISS        # -> the general path computes it or raises MXNet's error
-            raise MXNetError(f"Error in operator {self.op.name}: {str(e).splitlines()[0]} (input "
-                             "shapes: " + ", ".join(shape_str(a.shape) for a in args) + ")") from None
+            return self._failed(e, args)
+        if any(r is t for t in tensors):
+            r = r.clone()
+        res = _new(NDArray)
+        res._data, res._ctx = r, ctx
+        return res
+
+    def _update(self, args, out):
+        """``args[0] op= args[1:]`` in place (inputs already checked to be NDArrays on one
+        context), or _MISS."""
+        inplace = self.inplace
+        if out is not args[0] or inplace is None:
+            return _MISS
+        tensors = [a._data for a in args]
+        try:
+            if engine.idle():
+                inplace(*tensors)
+            else:
+                engine.push(lambda: inplace(*tensors), reads=args[1:], writes=(out,))
+        except (RuntimeError, ValueError):
+            return _MISS
+        return out
+
+    def _failed(self, e, args):
+        """A kernel raised: a direct kernel refuses inputs it does not take (the general path
+        computes them or raises MXNet's error); the op's forward failing is the error."""
+        if self.kernel is not None:
+            return _MISS
+        if isinstance(e, MXNetError):
+            raise e
+        raise MXNetError(f"Error in operator {self.op.name}: {str(e).splitlines()[0]} (input "
+                         "shapes: " + ", ".join(shape_str(a.shape) for a in args) + ")") from None
+
+    def _forward(self, ctx):
+        """The op's forward on tensors, with the OpContext of this context and mode."""
+        key = (ctx, is_training())
+        if key != self.oc_key:
+            self.oc, self.oc_key = _op_context(key[1], ctx.torch_device), key
+        p, oc, forward = self.p, self.oc, self.op.forward
+        return lambda *ts: forward(p, list(ts), oc)
 
 
 def _is_ndarray(v):
@@ -207,10 +343,17 @@ def _is_ndarray(v):
 
 
 def make_function(op):
-    """The ``mx.nd.<Op>`` function for ``op``, with a real signature and docstring."""
-    from .tape import is_training
-    fast: dict = {}  # _fast_key of a call form (or the number of inputs) -> _FastPlan
-    cache: dict = {}  # parameter kwargs -> (Params, input names); parsing once per distinct call
+    """The ``mx.nd.<Op>`` function for ``op``, with a real signature and docstring.
+
+    It is the one imperative dispatch: every ``mx.nd`` call, NDArray operator (``a + b`` is
+    ``broadcast_add``, ``a * 2`` is ``_mul_scalar``) and in-place update (``a += b`` is
+    ``broadcast_add(a, b, out=a)``) runs here. A call whose form (number of inputs, keyword
+    parameters) was seen before runs its cached ``_Plan`` directly; any other call, and every
+    call while ``autograd`` records, takes the general path: bind the arguments
+    (``OpDef.bind_call``), check shapes and types, run through the engine, record onto the tape.
+    """
+    plans: dict = {}  # plan key of a call form -> _Plan
+    binds: dict = {}  # (nargs, parameter kwargs) -> (Params, input names): parsing once per form
 
     def bound(args, kwargs):
         """op.bind_call, with the parsed parameters of each distinct keyword form cached.
@@ -219,58 +362,46 @@ def make_function(op):
         if not any(v.__class__ is NDArray for v in kwargs.values()):
             try:
                 key = (len(args), tuple(sorted(kwargs.items())))
-                hit = cache.get(key)
+                hit = binds.get(key)
             except TypeError:  # unhashable values (lists): bind every time
                 key = hit = None
             if hit is not None:
                 p, names = hit
                 return p, names, True, list(args) + [None] * (len(names) - len(args))
         p, _, slots, names = op.bind_call(args, kwargs, _is_ndarray)
-        if key is not None and len(cache) < 1024:
-            cache[key] = (p, names)
+        if key is not None and len(binds) < 1024:
+            binds[key] = (p, names)
             return p, names, True, slots
         return p, names, False, slots
 
     def fn(*args, out=None, name=None, ctx=None, **kwargs):
-        if out is None and ctx is None and args and not _AG.recording:
-            plan = fast.get(_fast_key(args, kwargs) if kwargs else len(args))
+        if ctx is None and args and not (_REC.n and _AG.recording):
+            plan = plans.get(_fast_key(args, kwargs) if kwargs else len(args))
             if plan is not None:
-                # the leanest forms: kernels that validate their inputs themselves, run here
-                kernel = plan.direct1
-                if kernel is not None:
-                    a = args[0]
-                    if a.__class__ is NDArray and not _ENGINE["engine"]._inflight:
-                        t = a._data
-                        try:
-                            r = kernel(t)
-                        except (RuntimeError, ValueError, IndexError):
-                            # invalid inputs, or a form the kernel does not take: the general
-                            # path computes it or raises MXNet's error
-                            return general(args, out, ctx, kwargs)
-                        if r is t:  # results are new arrays, never the input itself
-                            r = r.clone()
-                        res = _new(NDArray)
-                        res._data, res._ctx = r, a._ctx
-                        return res
-                kernel = plan.direct2
-                if kernel is not None:
-                    a, b = args
-                    if (a.__class__ is NDArray and b.__class__ is NDArray and a._ctx is b._ctx
-                            and not _ENGINE["engine"]._inflight):
-                        ta, tb = a._data, b._data
-                        try:
-                            r = kernel(ta, tb)
-                        except (RuntimeError, ValueError, IndexError):
-                            return general(args, out, ctx, kwargs)
-                        if r is ta or r is tb:
-                            r = r.clone()
-                        res = _new(NDArray)
-                        res._data, res._ctx = r, a._ctx
-                        return res
-                res = plan.run(args, is_training)
+                res = plan.run(args, out)
                 if res is not _MISS:
                     return res
         return general(args, out, ctx, kwargs)
+
+    def binary(a, b):
+        """``fn(a, b)`` for NDArray's operators (no keyword handling)."""
+        if not (_REC.n and _AG.recording):
+            plan = plans.get(2)
+            if plan is not None:
+                res = plan.run((a, b), None)
+                if res is not _MISS:
+                    return res
+        return general((a, b), None, None, {})
+
+    def scalar(x, s, out=None):
+        """``fn(x, scalar=s, out=out)`` without building the keyword dict (NDArray operators)."""
+        if not (_REC.n and _AG.recording):
+            plan = plans.get((1, "scalar", s, s.__class__))
+            if plan is not None:
+                res = plan.run((x,), out)
+                if res is not _MISS:
+                    return res
+        return general((x,), out, None, {"scalar": s})
 
     def general(args, out, ctx, kwargs):
         for i, a in enumerate(args):
@@ -283,17 +414,23 @@ def make_function(op):
         if missing:
             raise MXNetError(f"{op.name}: missing input(s) {missing}; inputs are {names}")
         res = invoke(op, p, inputs, out=out, ctx=ctx, is_train=is_training(), cached_params=stable)
-        if (stable and out is None and ctx is None and args and len(args) == len(names)
-                and not op.mutates_aux and op.num_outputs(p) == 1 and len(fast) < 256):
+        if (stable and ctx is None and args and len(args) == len(names)
+                and not op.mutates_aux and op.num_outputs(p) == 1):
             key = _fast_key(args, kwargs) if kwargs else len(args)
-            if key is not None:
-                fast[key] = _FastPlan(op, p, len(args))
+            if key is not None and key not in plans:
+                if len(plans) >= _MAX_PLANS:
+                    plans.clear()
+                plans[key] = _Plan(op, p, len(args))
         return res
 
     fn.__name__ = op.name
     fn.__qualname__ = op.name
     fn.__doc__ = op.signature_doc() + "\n\nReturns\n-------\nNDArray or list of NDArrays\n    The output(s)."
     fn.__signature__ = op.signature(symbolic=False)
+    if "scalar" in op.param_map:
+        fn.scalar = scalar
+    if op.static_arity and op._n_in == 2:
+        fn.binary = binary
     return fn
 
 
@@ -309,8 +446,10 @@ def function_for(op):
 
 
 def populate(namespace: dict, internal: dict):
+    from . import ndarray as _ndarray
     for name, op in _reg.all_ops().items():
         f = function_for(op)
         internal[name] = f
+        _ndarray.OPS[name] = f  # NDArray's operators dispatch through these
         if op.public and not name.startswith("_"):
             namespace.setdefault(name, f)

@@ -38,6 +38,34 @@ class _Flags(threading.local):
 FLAGS = _Flags()
 
 
+class _Count:
+    """How many threads record now: the imperative dispatch's one cheap test (a plain attribute;
+    only when it is non-zero does it read this thread's flag)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self):
+        self.n = 0
+
+
+RECORDING = _Count()
+_COUNT_LOCK = threading.Lock()
+
+
+def _set_recording(on: bool) -> bool:
+    prev = FLAGS.recording
+    if on != prev:
+        with _COUNT_LOCK:
+            RECORDING.n += 1 if on else -1
+        FLAGS.recording = on
+    return prev
+
+
+def recording() -> bool:
+    """This thread records (``RECORDING.n`` first: zero means no thread does)."""
+    return RECORDING.n != 0 and FLAGS.recording
+
+
 def is_recording() -> bool:
     return FLAGS.recording
 
@@ -48,9 +76,7 @@ def is_training() -> bool:
 
 def set_recording(is_recording: bool) -> bool:  # noqa: A002  (MXNet's parameter name)
     """Set the recording flag of this thread; returns the previous value."""
-    prev = FLAGS.recording
-    FLAGS.recording = bool(is_recording)
-    return prev
+    return _set_recording(bool(is_recording))
 
 
 def set_training(train_mode: bool) -> bool:
@@ -233,12 +259,13 @@ def run_backward(heads, head_grads=None, variables=None, retain_graph=False, cre
         if any(e is not None and id(e[0]) in needs for e in node.in_entries):
             needs.add(id(node))
 
-    prev_rec, prev_train = FLAGS.recording, FLAGS.training
-    FLAGS.recording, FLAGS.training = bool(create_graph), bool(train_mode)
+    prev_rec = _set_recording(bool(create_graph))
+    prev_train = set_training(train_mode)
     try:
         results = _propagate(order, entries, grads_in, targets, needs)
     finally:
-        FLAGS.recording, FLAGS.training = prev_rec, prev_train
+        _set_recording(prev_rec)
+        FLAGS.training = prev_train
 
     if not retain_graph:
         for node in order:
