@@ -45,7 +45,9 @@ for _name, _params, _fill, _aliases, _doc in (
         ("_full", (Param("value", "float", 0.0, "Value to fill."),), lambda t, p: t.fill_(p.value), (),
          "An array filled with ``value``."),
 ):
-    register(OpDef(_name, _sampler(_fill), _creation_infer_shape, params=_params + (_SHAPE, _CTX, _DTYPE),
+    # MXNet's parameter order (positional calls): _full lists its value last
+    _all = (_SHAPE, _CTX, _DTYPE) + _params if _name == "_full" else _params + (_SHAPE, _CTX, _DTYPE)
+    register(OpDef(_name, _sampler(_fill), _creation_infer_shape, params=_all,
                    inputs=(), infer_type=_creation_infer_type, aliases=_aliases, doc=_doc,
                    deterministic=not _name.startswith("_random"),
                    gradient=lambda F, p, ins, outs, ograds: []))

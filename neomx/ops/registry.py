@@ -357,6 +357,19 @@ class OpDef:
         ``(params, given, slots, names)``: ``slots[i]`` is the input for ``names[i]`` or None.
         """
         kw_inputs, params = {}, {}
+        if not callable(self.inputs):
+            # MXNet's generated signatures: the inputs (auxiliary states included), then the
+            # parameters in order (``mx.nd.clip(x, 0, 1)``, ``mx.sym.Dropout(x, 0.5)``)
+            n_in = len(self.inputs) + (0 if callable(self.aux) else len(self.aux))
+            if len(args) > n_in:
+                extra, args = args[n_in:], args[:n_in]
+                if len(extra) > len(self.params):
+                    raise MXNetError(f"{self.name}: too many positional arguments ({n_in + len(extra)}), "
+                                     f"expected at most {n_in + len(self.params)}")
+                for prm, v in zip(self.params, extra):
+                    if prm.name in kwargs:
+                        raise MXNetError(f"{self.name}: argument '{prm.name}' given twice")
+                    params[prm.name] = v
         if kwargs:
             fixed = () if callable(self.inputs) else self.inputs
             for k, v in kwargs.items():
@@ -392,11 +405,17 @@ class OpDef:
             params.append(P("args", P.VAR_POSITIONAL))
         else:
             params += [P(n, P.POSITIONAL_OR_KEYWORD, default=None) for n in self.inputs]
-        kind = P.KEYWORD_ONLY
+        # fixed-input ops take their parameters positionally too, in this order (MXNet's)
+        kind = P.KEYWORD_ONLY if callable(self.inputs) else P.POSITIONAL_OR_KEYWORD
+        if not callable(self.inputs) and not callable(self.aux):
+            params += [P(n, P.POSITIONAL_OR_KEYWORD, default=None) for n in self.aux]
         for prm in self.params:
-            params.append(P(prm.name, kind, default=P.empty if prm.required else prm.default))
-        params.append(P("name", kind, default=None))
-        params.append(P("attr", kind, default=None) if symbolic else P("out", kind, default=None))
+            # (a required parameter after defaulted inputs: None stands for "not given")
+            dflt = prm.default if not prm.required else (None if kind is not P.KEYWORD_ONLY else P.empty)
+            params.append(P(prm.name, kind, default=dflt))
+        params.append(P("name", P.KEYWORD_ONLY, default=None))
+        params.append(P("attr", P.KEYWORD_ONLY, default=None) if symbolic
+                      else P("out", P.KEYWORD_ONLY, default=None))
         params.append(P("kwargs", P.VAR_KEYWORD))
         return inspect.Signature(params)
 

@@ -61,3 +61,19 @@ def test_creation_ops_with_unknown_shapes_cannot_be_bound(code):
         sym.simple_bind(mx.cpu())
     with pytest.raises(mx.MXNetError, match="cannot decide shapes"):
         sym.eval(mx.cpu())
+
+
+def test_parameters_positionally_in_mxnets_order():
+    # MXNet 1.9.1's generated signatures: inputs (aux states included), then parameters
+    x = mx.sym.Variable("x")
+    with mx.name.NameManager():
+        assert mx.sym.clip(x, 0, 1).attr_dict() == {"clip0": {"a_max": "1", "a_min": "0"}}
+        assert mx.sym.Dropout(x, 0.3).attr_dict() == {"dropout0": {"p": "0.3"}}
+        bn = mx.sym.BatchNorm(x, None, None, None, None, 0.01)
+    assert bn.attr_dict()["batchnorm0"] == {"eps": "0.01"}
+    from neomx.ops import registry
+    assert [p.name for p in registry.get("_full").params] == ["shape", "ctx", "dtype", "value"]
+    with pytest.raises(mx.MXNetError, match="too many positional arguments"):
+        mx.sym.clip(x, 0, 1, 2)
+    with pytest.raises(mx.MXNetError, match="'a_min' given twice"):
+        mx.sym.clip(x, 0, a_min=1)
