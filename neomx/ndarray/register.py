@@ -319,6 +319,11 @@ class _Plan:
             return _MISS
         return out
 
+    def record(self, args, res):
+        """Put this call onto the autograd tape (the caller records); returns ``res``."""
+        record_op(self.op, self.p, args, (res._data,), (res,), res._ctx, is_training())
+        return res
+
     def _failed(self, e, args):
         """A kernel raised: a direct kernel refuses inputs it does not take (the general path
         computes them or raises MXNet's error); the op's forward failing is the error."""
@@ -375,32 +380,40 @@ def make_function(op):
         return p, names, False, slots
 
     def fn(*args, out=None, name=None, ctx=None, **kwargs):
-        if ctx is None and args and not (_REC.n and _AG.recording):
+        if ctx is None and args:
             plan = plans.get(_fast_key(args, kwargs) if kwargs else len(args))
             if plan is not None:
-                res = plan.run(args, out)
-                if res is not _MISS:
-                    return res
+                if not (_REC.n and _AG.recording):
+                    res = plan.run(args, out)
+                    if res is not _MISS:
+                        return res
+                elif out is None:
+                    res = plan.run(args, None)
+                    if res is not _MISS:
+                        return plan.record(args, res)
         return general(args, out, ctx, kwargs)
 
     def binary(a, b):
         """``fn(a, b)`` for NDArray's operators (no keyword handling)."""
-        if not (_REC.n and _AG.recording):
-            plan = plans.get(2)
-            if plan is not None:
-                res = plan.run((a, b), None)
-                if res is not _MISS:
-                    return res
+        plan = plans.get(2)
+        if plan is not None:
+            res = plan.run((a, b), None)
+            if res is not _MISS:
+                return plan.record((a, b), res) if _REC.n and _AG.recording else res
         return general((a, b), None, None, {})
 
     def scalar(x, s, out=None):
         """``fn(x, scalar=s, out=out)`` without building the keyword dict (NDArray operators)."""
-        if not (_REC.n and _AG.recording):
-            plan = plans.get((1, "scalar", s, s.__class__))
-            if plan is not None:
+        plan = plans.get((1, "scalar", s, s.__class__))
+        if plan is not None:
+            if not (_REC.n and _AG.recording):
                 res = plan.run((x,), out)
                 if res is not _MISS:
                     return res
+            elif out is None:
+                res = plan.run((x,), None)
+                if res is not _MISS:
+                    return plan.record((x,), res)
         return general((x,), out, None, {"scalar": s})
 
     def general(args, out, ctx, kwargs):

@@ -23,6 +23,7 @@ import torch
 
 from ..base import MXNetError
 from ..ops import registry as _reg
+from . import ndarray as _nd  # (a cycle: ndarray imports this module; used at call time only)
 
 __all__ = ["is_recording", "is_training", "set_recording", "set_training", "mark_variables",
            "backward", "grad", "record_op", "check_write", "Leaf", "OpNode", "FLAGS"]
@@ -113,20 +114,19 @@ class OpNode:
     """One recorded operator call. ``ins``/``outs`` are tensors (outputs hidden ones included);
     ``in_entries`` the autograd entries the inputs had (None: a constant)."""
 
-    __slots__ = ("op", "p", "ins", "in_entries", "outs", "ctx", "is_train", "freed", "name",
+    __slots__ = ("op", "p", "ins", "in_entries", "outs", "nvis", "ctx", "is_train", "freed",
                  "__weakref__")
 
-    def __init__(self, op, p, ins, in_entries, outs, ctx, is_train):
+    def __init__(self, op, p, ins, in_entries, outs, nvis, ctx, is_train):
         self.op, self.p, self.ins, self.in_entries = op, p, ins, in_entries
-        self.outs, self.ctx, self.is_train = outs, ctx, is_train
+        self.outs, self.nvis, self.ctx, self.is_train = outs, nvis, ctx, is_train
         self.freed = False
-        self.name = None  # for get_symbol (assigned in order of conversion)
 
 
 def record_op(op, p, inputs, out_tensors, outputs, ctx, is_train):
     """Record one call of ``op`` whose visible outputs are the NDArrays ``outputs``."""
-    node = OpNode(op, p, [a._data for a in inputs], [a._ag for a in inputs], list(out_tensors),
-                  ctx, is_train)
+    node = OpNode(op, p, [a._data for a in inputs], [a._ag for a in inputs], out_tensors,
+                  len(outputs), ctx, is_train)
     for i, o in enumerate(outputs):
         o._ag = (node, i)
     return node
@@ -140,8 +140,7 @@ def check_write(target):
 
 def mark_variables(variables, gradients, grad_reqs="write"):
     """Mark arrays as variables whose gradients land in ``gradients`` (MXNet's API)."""
-    from .ndarray import NDArray
-    if isinstance(variables, NDArray):
+    if isinstance(variables, _nd.NDArray):
         variables, gradients = [variables], [gradients]
     variables, gradients = list(variables), list(gradients)
     if isinstance(grad_reqs, str):
@@ -195,10 +194,12 @@ def _topo(heads):
 
 
 def _wrap(t, ctx, entry):
-    from .ndarray import from_torch
-    a = from_torch(t, ctx)
-    a._ag = entry
+    a = _new(_nd.NDArray)
+    a._data, a._ctx, a._ag = t, ctx, entry
     return a
+
+
+_new = object.__new__
 
 
 def _head_entries(heads):
@@ -212,10 +213,9 @@ def _head_entries(heads):
 
 
 def _head_grads(heads, head_grads):
-    from .ndarray import NDArray, from_torch
     if head_grads is None:
         head_grads = [None] * len(heads)
-    elif isinstance(head_grads, NDArray):
+    elif isinstance(head_grads, _nd.NDArray):
         head_grads = [head_grads]
     head_grads = list(head_grads)
     if len(head_grads) != len(heads):
@@ -224,7 +224,7 @@ def _head_grads(heads, head_grads):
     out = []
     for h, g in zip(heads, head_grads):
         if g is None:
-            g = from_torch(torch.ones_like(h._data), h._ctx)
+            g = _nd.from_torch(torch.ones_like(h._data), h._ctx)
         out.append(g)
     return out
 
@@ -262,7 +262,7 @@ def run_backward(heads, head_grads=None, variables=None, retain_graph=False, cre
     prev_rec = _set_recording(bool(create_graph))
     prev_train = set_training(train_mode)
     try:
-        results = _propagate(order, entries, grads_in, targets, needs)
+        results = _propagate(order, entries, grads_in, targets, needs, variables is not None)
     finally:
         _set_recording(prev_rec)
         FLAGS.training = prev_train
@@ -277,8 +277,9 @@ def run_backward(heads, head_grads=None, variables=None, retain_graph=False, cre
     return None
 
 
-def _propagate(order, entries, grads_in, targets, needs):
-    """Run the gradient rules; returns {target key: summed gradient NDArray}."""
+def _propagate(order, entries, grads_in, targets, needs, targets_here):
+    """Run the gradient rules; returns {target key: summed gradient NDArray}. ``targets_here``:
+    some targets are operator outputs (not leaves)."""
     F = F_EAGER
     pending: dict = {}
     for (node, i), g in zip(entries, grads_in):
@@ -297,25 +298,34 @@ def _propagate(order, entries, grads_in, targets, needs):
         if nid not in needs:
             continue
         op, p, ctx = node.op, node.p, node.ctx
-        nvis = op.num_visible_outputs(p)
-        ograds = [total((nid, i)) for i in range(nvis)]
-        for i, g in enumerate(ograds):
-            if (nid, i) in targets:
-                results[(nid, i)] = g
-        if all(g is None for g in ograds) and not op.is_loss:
+        ograds = [total((nid, i)) for i in range(node.nvis)]
+        if targets_here and any((nid, i) in targets for i in range(node.nvis)):
+            for i, g in enumerate(ograds):
+                if (nid, i) in targets:
+                    results[(nid, i)] = g
+        if not op.is_loss and all(g is None for g in ograds):
             continue
-        if not any(e is not None and id(e[0]) in needs for e in node.in_entries):
+        in_entries = node.in_entries
+        for e in in_entries:
+            if e is not None and id(e[0]) in needs:
+                break
+        else:
             continue  # only wanted as a target itself
         if op.gradient is None:
             raise MXNetError(f"Operator {op.name} is non-differentiable because it didn't "
                              "register FGradient attribute.")
         outs = [_wrap(t, ctx, (node, i)) for i, t in enumerate(node.outs)]
         ograds = [g if g is not None else F.zeros_like(outs[i]) for i, g in enumerate(ograds)]
-        ins = [_wrap(t, ctx, e) for t, e in zip(node.ins, node.in_entries)]
+        ins = [_wrap(t, ctx, e) for t, e in zip(node.ins, in_entries)]
         in_grads = op.gradient(F, p, ins, outs, ograds)
-        for e, g in zip(node.in_entries, in_grads):
+        for e, g in zip(in_entries, in_grads):
             if g is not None and e is not None and id(e[0]) in needs:
-                pending.setdefault((id(e[0]), e[1]), []).append(g)
+                key = (id(e[0]), e[1])
+                lst = pending.get(key)
+                if lst is None:
+                    pending[key] = [g]
+                else:
+                    lst.append(g)
     for key in list(pending):  # leaves (and targets no rule consumed)
         if key in targets:
             results[key] = total(key)
@@ -350,10 +360,9 @@ def _store(leaves, results):
 
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     """Compute the gradients of ``heads`` into the marked variables' ``.grad`` buffers."""
-    from .ndarray import NDArray
-    if isinstance(heads, NDArray):
+    if isinstance(heads, _nd.NDArray):
         heads = [heads]
-        if head_grads is not None and isinstance(head_grads, NDArray):
+        if head_grads is not None and isinstance(head_grads, _nd.NDArray):
             head_grads = [head_grads]
     run_backward(list(heads), head_grads, None, retain_graph, False, train_mode)
 
@@ -362,12 +371,11 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
          train_mode=True):
     """The gradients of ``heads`` with respect to ``variables`` (returned; ``.grad`` buffers are
     left alone). With ``create_graph`` the computation is recorded (higher order)."""
-    from .ndarray import NDArray
-    if isinstance(heads, NDArray):
+    if isinstance(heads, _nd.NDArray):
         heads = [heads]
-        if head_grads is not None and isinstance(head_grads, NDArray):
+        if head_grads is not None and isinstance(head_grads, _nd.NDArray):
             head_grads = [head_grads]
-    if isinstance(variables, NDArray):
+    if isinstance(variables, _nd.NDArray):
         variables = [variables]
     variables = list(variables)
     for i, v in enumerate(variables):
