@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..base import MXNetError
 from ..ops import registry as _reg
 from ..ir import Node
-from .scope import AttrScope, NameManager
+from .scope import HIDDEN_KEYS, AttrScope, NameManager
 from .symbol import Symbol, Variable
 
 # Implicit inputs that MXNet initialises specially (BatchNorm's aux states).
@@ -36,8 +36,13 @@ def create_node(op, args, kwargs, name=None, attr=None, hint=None) -> Node:
     """Bind the call's inputs and parameters, name the node, and make variables for the inputs
     not given (``{name}_{input}``, carrying the op's attributes as MXNet's do)."""
     attrs = AttrScope.current().get(attr)
-    # MXNet parses plain (non-``__x__``) attribute keys as op parameters
-    extra = {k: attrs.pop(k) for k in [k for k in attrs if not (k.startswith("__") and k.endswith("__"))]}
+    # MXNet parses plain (non-``__x__``) attribute keys as op parameters, except for ops without
+    # parameters, which keep them as attributes
+    extra = {k: attrs.pop(k) for k in [k for k in attrs if not _is_dunder(k)]}
+    if not op.params:
+        attrs.update(extra)
+        extra = {}
+    kwargs = _attribute_keywords(op, kwargs, attrs)
     name = NameManager.current().get(name, hint or op.hint)
     p, given, slots, names = op.bind_call(args, kwargs, _is_symbol, extra)
     n_args = len(op.list_inputs(p))
@@ -52,6 +57,33 @@ def create_node(op, args, kwargs, name=None, attr=None, hint=None) -> Node:
             var_attr["__init__"] = _AUX_INIT[argname]
         entries.append(Variable(f"{name}_{argname}", attr=var_attr)._outputs[0])
     return Node(op, name, p, given, attrs, tuple(entries))
+
+
+def _is_dunder(k):
+    return k.startswith("__") and k.endswith("__")
+
+
+def _attribute_keywords(op, kwargs, attrs):
+    """Keyword arguments that are attributes, not parameters, move into ``attrs`` as MXNet's
+    symbol functions do: ``__key__`` keys as they are, hidden keys (``lr_mult``, ``wd_mult``,
+    ``ctx_group``...) as ``__key__``, and any key of an op without parameters."""
+    if not kwargs:
+        return kwargs
+    fixed = () if callable(op.inputs) else tuple(op.inputs) + (() if callable(op.aux) else tuple(op.aux))
+    rest = {}
+    for k, v in kwargs.items():
+        if k not in op.param_map and k not in fixed and not isinstance(v, Symbol):
+            if _is_dunder(k):
+                attrs[k] = str(v)
+                continue
+            if k in HIDDEN_KEYS:
+                attrs[f"__{k}__"] = str(v)
+                continue
+            if not op.params:
+                attrs[k] = str(v)
+                continue
+        rest[k] = v
+    return rest
 
 
 def _is_symbol(v):

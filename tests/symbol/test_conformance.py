@@ -1,4 +1,4 @@
-"""Partial shape inference as MXNet 1.9.1 does it (golden values from
+"""Symbols as MXNet 1.9.1 makes them: partial shape inference (golden values from
 ``tools/make_golden_partial_infer.py``): given shapes vs shape attributes, unknown (0)
 dimensions completed (or left unknown) by each operator's rule, forwards and backwards."""
 from __future__ import annotations
@@ -77,3 +77,27 @@ def test_parameters_positionally_in_mxnets_order():
         mx.sym.clip(x, 0, 1, 2)
     with pytest.raises(mx.MXNetError, match="'a_min' given twice"):
         mx.sym.clip(x, 0, a_min=1)
+
+
+def test_attribute_keywords_as_mxnet():
+    # facts from MXNet 1.9.1: hidden keys become __key__ attributes (also on the variables the
+    # call makes), __key__ keywords are attributes, ops without parameters keep any key
+    x = mx.sym.Variable("x")
+    fc = mx.sym.FullyConnected(x, num_hidden=3, name="fc", lr_mult=2)
+    assert fc.attr_dict()["fc_weight"] == {"num_hidden": "3", "__lr_mult__": "2", "lr_mult": "2"}
+    fc = mx.sym.FullyConnected(x, num_hidden=3, name="fc", __layout__="NC")
+    assert fc.attr_dict()["fc"] == {"num_hidden": "3", "__layout__": "NC"}
+    fc = mx.sym.FullyConnected(x, num_hidden=3, name="fc", ctx_group="dev1")
+    assert fc.attr_dict()["fc_bias"] == {"num_hidden": "3", "__ctx_group__": "dev1",
+                                         "ctx_group": "dev1"}
+    assert mx.sym.relu(x, name="r", attr={"lr_mult": "3"}).attr_dict() == {
+        "r": {"__lr_mult__": "3", "lr_mult": "3"}}
+    assert mx.sym.relu(x, name="r", wd_mult=0.1).attr_dict() == {
+        "r": {"__wd_mult__": "0.1", "wd_mult": "0.1"}}
+    assert mx.sym.relu(x, name="r", bogus=1).attr_dict() == {"r": {"bogus": "1"}}
+    assert mx.sym.relu(x, name="r", __bogus__=1).attr_dict() == {"r": {"__bogus__": "1"}}
+    with pytest.raises(mx.MXNetError, match="Cannot find argument 'bar'"):
+        mx.sym.FullyConnected(x, num_hidden=3, name="fc", attr={"__foo__": "x", "bar": "y"})
+    # the attributes survive JSON
+    r = mx.sym.load_json(mx.sym.relu(x, name="r", bogus=1, lr_mult=2).tojson())
+    assert r.attr_dict() == {"r": {"bogus": "1", "__lr_mult__": "2", "lr_mult": "2"}}
