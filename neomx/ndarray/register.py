@@ -417,6 +417,7 @@ def make_function(op):
         return general((x,), out, None, {"scalar": s})
 
     def general(args, out, ctx, kwargs):
+        args, kwargs = op.positional_params(args, kwargs)
         for i, a in enumerate(args):
             if not isinstance(a, NDArray):
                 raise MXNetError(f"{op.name}: input {i} must be an NDArray, got {type(a).__name__}")

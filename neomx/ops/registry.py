@@ -345,6 +345,26 @@ class OpDef:
                 p[prm.name] = prm.default
         return p, given
 
+    def positional_params(self, args, kwargs):
+        """MXNet's generated signatures: the inputs (auxiliary states included), then the
+        parameters in order (``mx.nd.clip(x, 0, 1)``, ``mx.sym.Dropout(x, 0.5)``). Returns the
+        positional inputs and the keywords with the positional parameters added."""
+        if callable(self.inputs) or callable(self.aux):
+            return args, kwargs
+        n_in = len(self.inputs) + len(self.aux)
+        if len(args) <= n_in:
+            return args, kwargs
+        extra, args = args[n_in:], args[:n_in]
+        if len(extra) > len(self.params):
+            raise MXNetError(f"{self.name}: too many positional arguments ({n_in + len(extra)}), "
+                             f"expected at most {n_in + len(self.params)}")
+        kwargs = dict(kwargs)
+        for prm, v in zip(self.params, extra):
+            if prm.name in kwargs:
+                raise MXNetError(f"{self.name}: argument '{prm.name}' given twice")
+            kwargs[prm.name] = v
+        return args, kwargs
+
     def bind_call(self, args, kwargs, is_input, extra_params=None):
         """Split one call ``op(*args, **kwargs)`` into parameters and inputs: the single place
         where ``mx.nd.<op>``, ``mx.sym.<op>`` and the gradient pass's ``F.<op>`` do it.
@@ -356,20 +376,8 @@ class OpDef:
         (e.g. attribute-scope keys) fill parameters not given. Returns
         ``(params, given, slots, names)``: ``slots[i]`` is the input for ``names[i]`` or None.
         """
+        args, kwargs = self.positional_params(args, kwargs)
         kw_inputs, params = {}, {}
-        if not callable(self.inputs):
-            # MXNet's generated signatures: the inputs (auxiliary states included), then the
-            # parameters in order (``mx.nd.clip(x, 0, 1)``, ``mx.sym.Dropout(x, 0.5)``)
-            n_in = len(self.inputs) + (0 if callable(self.aux) else len(self.aux))
-            if len(args) > n_in:
-                extra, args = args[n_in:], args[:n_in]
-                if len(extra) > len(self.params):
-                    raise MXNetError(f"{self.name}: too many positional arguments ({n_in + len(extra)}), "
-                                     f"expected at most {n_in + len(self.params)}")
-                for prm, v in zip(self.params, extra):
-                    if prm.name in kwargs:
-                        raise MXNetError(f"{self.name}: argument '{prm.name}' given twice")
-                    params[prm.name] = v
         if kwargs:
             fixed = () if callable(self.inputs) else self.inputs
             for k, v in kwargs.items():

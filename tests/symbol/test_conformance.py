@@ -7,6 +7,7 @@ import json
 import pathlib
 import warnings
 
+import numpy as np
 import pytest
 
 import neomx as mx
@@ -101,3 +102,13 @@ def test_attribute_keywords_as_mxnet():
     # the attributes survive JSON
     r = mx.sym.load_json(mx.sym.relu(x, name="r", bogus=1, lr_mult=2).tojson())
     assert r.attr_dict() == {"r": {"bogus": "1", "__lr_mult__": "2", "lr_mult": "2"}}
+
+
+def test_nd_parameters_positionally():
+    x = mx.nd.array([[-1, 0.5, 2]])
+    np.testing.assert_array_equal(mx.nd.clip(x, 0, 1).asnumpy(), [[0, 0.5, 1]])
+    np.testing.assert_array_equal(mx.nd.clip(x, 0, 2).asnumpy(), [[0, 0.5, 2]])  # not cached as 0, 1
+    np.testing.assert_array_equal(mx.nd.clip(x, -1, 0).asnumpy(), [[-1, 0, 0]])
+    np.testing.assert_array_equal(mx.nd.Dropout(x, 0.5).asnumpy(), x.asnumpy())  # predict mode
+    with pytest.raises(mx.MXNetError, match="too many positional arguments"):
+        mx.nd.clip(x, 0, 1, 2)
