@@ -1,6 +1,6 @@
 """``autograd-mlp``: imperative MLP training with ``autograd`` (batch 64, 300 steps).
 
-Each step records the forward (FullyConnected 100->128, relu, FullyConnected 128->10,
+Each step records the forward (FullyConnected 100->128, Activation relu, FullyConnected 128->10,
 SoftmaxOutput) under ``autograd.record()``, calls ``backward()`` and applies an NDArray SGD update
 (``w -= lr / batch * w.grad``) to the four parameters; every 50 steps it reads the batch accuracy
 (a synchronisation point, as a training script's logging is). PyTorch eager runs the same network
@@ -47,7 +47,7 @@ def run_mx(mx, cfg):
             x, y = batches[i % len(batches)]
             with mx.autograd.record():
                 h = mx.nd.FullyConnected(x, w1, b1, num_hidden=HIDDEN)
-                h = mx.nd.relu(h)
+                h = mx.nd.Activation(h, act_type='relu')
                 out = mx.nd.FullyConnected(h, w2, b2, num_hidden=CLASSES)
                 loss = mx.nd.SoftmaxOutput(out, y)
             loss.backward()

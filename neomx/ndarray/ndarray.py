@@ -62,40 +62,10 @@ def _to_tensor(value, like: torch.Tensor) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(arr))
 
 
-# ``mx.nd`` functions of the operators behind NDArray's operators, filled in by
-# ``register.populate`` (register builds them from the op table and imports this module).
+# The ``mx.nd`` function of every operator, filled in by ``register.populate`` (register builds
+# them from the op table and imports this module); it also installs NDArray's arithmetic and
+# comparison operators (``register.operators``), so they run through the same dispatch.
 OPS: dict = {}
-
-
-def _binary(opname, scalar_op, reverse=False):
-    """``a (op) b``: ``opname`` (a broadcasting op) for two arrays, ``scalar_op`` for an array
-    and a number (``reverse``: the number comes first, as in ``2 - a``), both through the one
-    imperative dispatch (``register.make_function``)."""
-    def method(self, other):
-        cls = other.__class__
-        if cls is NDArray:  # (never reversed: Python calls ``a.__add__(b)`` for two NDArrays)
-            return OPS[opname].binary(self, other)
-        if cls is float or cls is int:
-            return OPS[scalar_op].scalar(self, other)
-        return self._binary_other(other, opname, scalar_op, reverse)
-    method.__name__ = f"__{'r' if reverse else ''}{opname.split('_')[-1]}__"
-    return method
-
-
-def _inplace(opname, scalar_op):
-    """``a (op)= b``: the op with ``out=a`` (the dispatch computes it in place when it can)."""
-    def method(self, other):
-        cls = other.__class__
-        if cls is NDArray:
-            return OPS[opname](self, other, out=self)
-        if cls is float or cls is int:
-            return OPS[scalar_op].scalar(self, other, out=self)
-        res = self._binary_other(other, opname, scalar_op, False)
-        if res is NotImplemented:
-            return res
-        return OPS["_copy"](res, out=self)
-    method.__name__ = f"__i{opname.split('_')[-1]}__"
-    return method
 
 
 class NDArray:
@@ -397,7 +367,7 @@ class NDArray:
             a, b = (other, self) if reverse else (self, other)
             return OPS[opname](a, b)
         if isinstance(other, numeric_types) and not isinstance(other, np.ndarray):
-            return OPS[scalar_op].scalar(self, float(other))
+            return OPS[scalar_op](self, scalar=float(other))
         if isinstance(other, np.ndarray):
             from . import array as _array
             other = _array(other, ctx=self._ctx, dtype=self.dtype)
@@ -418,34 +388,8 @@ class NDArray:
         self._ag = res._ag
         return self
 
-    __add__ = _binary("broadcast_add", "_plus_scalar")
-    __radd__ = _binary("broadcast_add", "_plus_scalar", True)
-    __sub__ = _binary("broadcast_sub", "_minus_scalar")
-    __rsub__ = _binary("broadcast_sub", "_rminus_scalar", True)
-    __mul__ = _binary("broadcast_mul", "_mul_scalar")
-    __rmul__ = _binary("broadcast_mul", "_mul_scalar", True)
-    __truediv__ = _binary("broadcast_div", "_div_scalar")
-    __rtruediv__ = _binary("broadcast_div", "_rdiv_scalar", True)
-    __div__, __rdiv__ = __truediv__, __rtruediv__
-    __mod__ = _binary("broadcast_mod", "_mod_scalar")
-    __rmod__ = _binary("broadcast_mod", "_rmod_scalar", True)
-    __pow__ = _binary("broadcast_power", "_power_scalar")
-    __rpow__ = _binary("broadcast_power", "_rpower_scalar", True)
-    __iadd__ = _inplace("broadcast_add", "_plus_scalar")
-    __isub__ = _inplace("broadcast_sub", "_minus_scalar")
-    __imul__ = _inplace("broadcast_mul", "_mul_scalar")
-    __itruediv__ = _inplace("broadcast_div", "_div_scalar")
-    __idiv__ = __itruediv__
-    __imod__ = _inplace("broadcast_mod", "_mod_scalar")
-    __eq__ = _binary("broadcast_equal", "_equal_scalar")
-    __ne__ = _binary("broadcast_not_equal", "_not_equal_scalar")
-    __gt__ = _binary("broadcast_greater", "_greater_scalar")
-    __ge__ = _binary("broadcast_greater_equal", "_greater_equal_scalar")
-    __lt__ = _binary("broadcast_lesser", "_lesser_scalar")
-    __le__ = _binary("broadcast_lesser_equal", "_lesser_equal_scalar")
-
     def __neg__(self):
-        return OPS["_mul_scalar"].scalar(self, -1.0)
+        return self * -1.0
 
     def __pos__(self):
         return self

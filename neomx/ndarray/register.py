@@ -14,6 +14,7 @@ from .tape import RECORDING as _REC
 from .tape import is_training, record_op
 
 _new = object.__new__
+_idle = engine.idle  # (reads the installed engine at each call)
 
 
 def _check(op, p, arrays):
@@ -147,16 +148,6 @@ def _same_shape(fn):
     return kernel
 
 
-def _binary_inplace(fn_):
-    """``a op= b`` in place; torch refuses shapes that do not broadcast into ``a`` (and integer
-    division, which MXNet truncates): those go to the general path."""
-    def kernel(a, b):
-        if a.dtype != b.dtype:
-            raise ValueError
-        fn_(a, b)
-    return kernel
-
-
 def _scalar_direct(fn, s):
     """A scalar op with its scalar: cast to the array's dtype as MXNet does (int32 * 1.5 is *1)."""
     si = int(s) if s == s and abs(s) != float("inf") else s
@@ -189,12 +180,17 @@ def _direct_kernels(op, p):
         fn = _ew.BINARY_FN[name]
         inplace = _BINARY_INPLACE.get(name)
         return (fn if name.startswith("broadcast_") else _same_shape(fn),
-                _binary_inplace(_INPLACE_FN[inplace]) if inplace else None, True)
+                _INPLACE_FN[inplace] if inplace else None, True)
     if name in _ew.SCALAR_FN:
         inplace = _SCALAR_INPLACE.get(name)
         return (_scalar_direct(_ew.SCALAR_FN[name], p.scalar),
                 _scalar_inplace(_INPLACE_FN[inplace], p.scalar) if inplace else None, False)
     return None
+
+
+def _push(kernel, tensors, reads, writes=()):
+    """``kernel(*tensors)`` through the engine, after the work in flight it depends on."""
+    return engine.push(lambda: kernel(*tensors), reads=reads, writes=writes)
 
 
 class _Plan:
@@ -210,7 +206,8 @@ class _Plan:
     ``run(args, out)`` returns the result NDArray (``out`` itself for an in-place update of
     ``args[0]``), or ``_MISS`` when the call needs the general path."""
 
-    __slots__ = ("op", "p", "kernel", "inplace", "same_dtype", "check_id", "oc", "oc_key", "run")
+    __slots__ = ("op", "p", "kernel", "inplace", "same_dtype", "check_id", "oc", "oc_key", "fwd",
+                 "run")
 
     def __init__(self, op, p, nargs):
         self.op, self.p = op, p
@@ -239,7 +236,7 @@ class _Plan:
         if kernel is None:
             kernel = self._forward(a._ctx)
         try:
-            r = kernel(t) if engine.idle() else engine.push(lambda: kernel(t), reads=args)
+            r = kernel(t) if _idle() else _push(kernel, (t,), args)
         except (RuntimeError, ValueError, IndexError) as e:
             return self._failed(e, args)
         if r is t:  # results are new arrays, never an input
@@ -252,8 +249,6 @@ class _Plan:
         a, b = args
         if a.__class__ is not NDArray or b.__class__ is not NDArray or b._ctx is not a._ctx:
             return _MISS
-        if out is not None:
-            return self._update(args, out)
         ta, tb = a._data, b._data
         if self.same_dtype:
             if ta.dtype != tb.dtype:
@@ -261,11 +256,23 @@ class _Plan:
         elif self.check_id is not None and (self.check_id, ta.shape, tb.shape, ta.dtype,
                                             tb.dtype) not in _CHECKED:
             return _MISS
+        if out is not None:  # a op= b
+            kernel = self.inplace
+            if out is not a or kernel is None:
+                return _MISS
+            try:
+                if _idle():
+                    kernel(ta, tb)
+                else:
+                    _push(kernel, (ta, tb), (b,), (a,))
+            except (RuntimeError, ValueError):
+                return _MISS  # shapes that do not fit ``a``, integer division: general path
+            return a
         kernel = self.kernel
         if kernel is None:
             kernel = self._forward(a._ctx)
         try:
-            r = kernel(ta, tb) if engine.idle() else engine.push(lambda: kernel(ta, tb), reads=args)
+            r = kernel(ta, tb) if _idle() else _push(kernel, (ta, tb), args)
         except (RuntimeError, ValueError, IndexError) as e:
             return self._failed(e, args)
         if r is ta or r is tb:
@@ -293,8 +300,7 @@ class _Plan:
         if kernel is None:
             kernel = self._forward(ctx)
         try:
-            r = (kernel(*tensors) if engine.idle()
-                 else engine.push(lambda: kernel(*tensors), reads=args))
+            r = kernel(*tensors) if _idle() else _push(kernel, tensors, args)
         except (RuntimeError, ValueError, IndexError) as e:
             return self._failed(e, args)
         if any(r is t for t in tensors):
@@ -311,10 +317,10 @@ class _Plan:
             return _MISS
         tensors = [a._data for a in args]
         try:
-            if engine.idle():
+            if _idle():
                 inplace(*tensors)
             else:
-                engine.push(lambda: inplace(*tensors), reads=args[1:], writes=(out,))
+                _push(inplace, tensors, args[1:], (out,))
         except (RuntimeError, ValueError):
             return _MISS
         return out
@@ -335,12 +341,14 @@ class _Plan:
                          "shapes: " + ", ".join(shape_str(a.shape) for a in args) + ")") from None
 
     def _forward(self, ctx):
-        """The op's forward on tensors, with the OpContext of this context and mode."""
-        key = (ctx, is_training())
-        if key != self.oc_key:
-            self.oc, self.oc_key = _op_context(key[1], ctx.torch_device), key
-        p, oc, forward = self.p, self.oc, self.op.forward
-        return lambda *ts: forward(p, list(ts), oc)
+        """The op's forward on tensors, with the OpContext of this context and mode (made once
+        per context and mode)."""
+        train = is_training()
+        if ctx is not self.oc_key or train is not self.oc:
+            p, oc, forward = self.p, _op_context(train, ctx.torch_device), self.op.forward
+            self.fwd = lambda *ts: forward(p, list(ts), oc)
+            self.oc_key, self.oc = ctx, train
+        return self.fwd
 
 
 def _is_ndarray(v):
@@ -393,29 +401,6 @@ def make_function(op):
                         return plan.record(args, res)
         return general(args, out, ctx, kwargs)
 
-    def binary(a, b):
-        """``fn(a, b)`` for NDArray's operators (no keyword handling)."""
-        plan = plans.get(2)
-        if plan is not None:
-            res = plan.run((a, b), None)
-            if res is not _MISS:
-                return plan.record((a, b), res) if _REC.n and _AG.recording else res
-        return general((a, b), None, None, {})
-
-    def scalar(x, s, out=None):
-        """``fn(x, scalar=s, out=out)`` without building the keyword dict (NDArray operators)."""
-        plan = plans.get((1, "scalar", s, s.__class__))
-        if plan is not None:
-            if not (_REC.n and _AG.recording):
-                res = plan.run((x,), out)
-                if res is not _MISS:
-                    return res
-            elif out is None:
-                res = plan.run((x,), None)
-                if res is not _MISS:
-                    return plan.record((x,), res)
-        return general((x,), out, None, {"scalar": s})
-
     def general(args, out, ctx, kwargs):
         args, kwargs = op.positional_params(args, kwargs)
         for i, a in enumerate(args):
@@ -434,18 +419,90 @@ def make_function(op):
             if key is not None and key not in plans:
                 if len(plans) >= _MAX_PLANS:
                     plans.clear()
-                plans[key] = _Plan(op, p, len(args))
+                plans[key] = plan = _Plan(op, p, len(args))
+                if len(kwargs) == 1 and "scalar" in kwargs:  # NDArray's operators: short key
+                    s = kwargs["scalar"]
+                    plans[(s, s.__class__)] = plan
         return res
 
     fn.__name__ = op.name
     fn.__qualname__ = op.name
     fn.__doc__ = op.signature_doc() + "\n\nReturns\n-------\nNDArray or list of NDArrays\n    The output(s)."
     fn.__signature__ = op.signature(symbolic=False)
-    if "scalar" in op.param_map:
-        fn.scalar = scalar
-    if op.static_arity and op._n_in == 2:
-        fn.binary = binary
+    fn.plans, fn.general = plans, general  # (NDArray's operators use them, see operators())
     return fn
+
+
+def operators(fns):
+    """NDArray's arithmetic, comparison and in-place operators, as entries of the same dispatch:
+    ``a + b`` looks up ``broadcast_add``'s plan for two inputs, ``a + 2`` ``_plus_scalar``'s
+    plan for ``scalar=2`` (the one ``fn(a, scalar=2)`` finds, under a short key), ``a += b`` runs
+    ``broadcast_add(a, b, out=a)``; misses take the op's general path. Returns name -> method."""
+    def binary(opname, scalar_op, reverse=False):
+        aplans, ageneral = fns[opname].plans, fns[opname].general
+        splans, sgeneral = fns[scalar_op].plans, fns[scalar_op].general
+
+        def operator(self, other):
+            cls = other.__class__
+            if cls is NDArray:  # (never reversed: Python calls ``a.__add__(b)`` for two NDArrays)
+                plan = aplans.get(2)
+                if plan is not None:
+                    res = plan.run((self, other), None)
+                    if res is not _MISS:
+                        return plan.record((self, other), res) if _REC.n and _AG.recording else res
+                return ageneral((self, other), None, None, {})
+            if cls is float or cls is int:
+                plan = splans.get((other, cls))
+                if plan is not None:
+                    res = plan.run((self,), None)
+                    if res is not _MISS:
+                        return plan.record((self,), res) if _REC.n and _AG.recording else res
+                return sgeneral((self,), None, None, {"scalar": other})
+            return self._binary_other(other, opname, scalar_op, reverse)
+        return operator
+
+    def inplace(opname, scalar_op):
+        aplans, ageneral = fns[opname].plans, fns[opname].general
+        splans, sgeneral = fns[scalar_op].plans, fns[scalar_op].general
+
+        def operator(self, other):
+            cls = other.__class__
+            if cls is NDArray:
+                if not (_REC.n and _AG.recording):
+                    plan = aplans.get(2)
+                    if plan is not None and plan.run((self, other), self) is self:
+                        return self
+                return ageneral((self, other), self, None, {})
+            if cls is float or cls is int:
+                if not (_REC.n and _AG.recording):
+                    plan = splans.get((other, cls))
+                    if plan is not None and plan.run((self,), self) is self:
+                        return self
+                return sgeneral((self,), self, None, {"scalar": other})
+            res = self._binary_other(other, opname, scalar_op, False)
+            if res is NotImplemented:
+                return res
+            return fns["_copy"](res, out=self)
+        return operator
+
+    table = {"add": ("broadcast_add", "_plus_scalar", "_plus_scalar"),
+             "sub": ("broadcast_sub", "_minus_scalar", "_rminus_scalar"),
+             "mul": ("broadcast_mul", "_mul_scalar", "_mul_scalar"),
+             "truediv": ("broadcast_div", "_div_scalar", "_rdiv_scalar"),
+             "mod": ("broadcast_mod", "_mod_scalar", "_rmod_scalar"),
+             "pow": ("broadcast_power", "_power_scalar", "_rpower_scalar")}
+    methods = {}
+    for name, (opname, scalar_op, rscalar_op) in table.items():
+        methods[f"__{name}__"] = binary(opname, scalar_op)
+        methods[f"__r{name}__"] = binary(opname, rscalar_op, True)
+        if name != "pow":
+            methods[f"__i{name}__"] = inplace(opname, scalar_op)
+    for name, opname in (("eq", "equal"), ("ne", "not_equal"), ("gt", "greater"),
+                         ("ge", "greater_equal"), ("lt", "lesser"), ("le", "lesser_equal")):
+        methods[f"__{name}__"] = binary(f"broadcast_{opname}", f"_{opname}_scalar")
+    methods["__div__"], methods["__rdiv__"] = methods["__truediv__"], methods["__rtruediv__"]
+    methods["__idiv__"] = methods["__itruediv__"]
+    return methods
 
 
 _FUNCTIONS: dict = {}  # id(op) -> its mx.nd function (one per op, shared by its aliases)
@@ -464,6 +521,8 @@ def populate(namespace: dict, internal: dict):
     for name, op in _reg.all_ops().items():
         f = function_for(op)
         internal[name] = f
-        _ndarray.OPS[name] = f  # NDArray's operators dispatch through these
+        _ndarray.OPS[name] = f
         if op.public and not name.startswith("_"):
             namespace.setdefault(name, f)
+    for name, method in operators(_ndarray.OPS).items():
+        setattr(NDArray, name, method)
