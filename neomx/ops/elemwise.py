@@ -21,8 +21,15 @@ def _div(a, b):
 
 
 def _mod(a, b):
-    # mshadow's mod follows the divisor's sign, like Python's % (torch.remainder).
-    return torch.remainder(a, b)
+    """mshadow's mod: the divisor's sign, like Python's % (torch.remainder), and 0 where the
+    divisor is 0 (integer and floating point alike, as MXNet 1.9.1)."""
+    if not isinstance(b, torch.Tensor):
+        return torch.zeros_like(a) if b == 0 else torch.remainder(a, b)
+    zero = b == 0
+    if not bool(zero.any()):
+        return torch.remainder(a, b)
+    r = torch.remainder(a, torch.where(zero, torch.ones_like(b), b))
+    return r.masked_fill(zero, 0) if r.shape == zero.shape else torch.where(zero, torch.zeros_like(r), r)
 
 
 def _cmp(fn):

@@ -240,15 +240,34 @@ _DOT_PARAMS = (Param("transpose_a", "bool", False, "If true then transpose the f
                Param("forward_stype", "str", None, "unused (sparse storage)", optional=True))
 
 
-def _rev(s, flag):
-    return tuple(reversed(s)) if flag else tuple(s)
+# MXNet's N-D dot contracts the lhs's last axis (its first when transposed) with the rhs's first
+# axis (its last when transposed); the other axes keep their order. For matrices these are the
+# plain transposes.
+def _lhs_axes(nd):
+    return tuple(range(1, nd)) + (0,)
+
+
+def _rhs_axes(nd):
+    return (nd - 1,) + tuple(range(nd - 1))
+
+
+def _inverse(axes):
+    return tuple(sorted(range(len(axes)), key=lambda i: axes[i]))
+
+
+def _rev(s, flag, lhs=True):
+    """The operand's shape as the product sees it (transposed: the contracted axis moved)."""
+    if not flag or len(s) < 2:
+        return tuple(s)
+    axes = _lhs_axes(len(s)) if lhs else _rhs_axes(len(s))
+    return tuple(s[i] for i in axes)
 
 
 def _dot_infer_shape(p, ins, outs):
     a, b = ins
     if a is None or b is None:
         return ins, outs
-    ta, tb = _rev(a, p.transpose_a), _rev(b, p.transpose_b)
+    ta, tb = _rev(a, p.transpose_a), _rev(b, p.transpose_b, lhs=False)
     if len(a) == 1 and len(b) == 1:
         if a[0] != b[0]:
             raise ShapeError(f"dot shape error: {_sh(a)} X {_sh(b)}")
@@ -261,10 +280,10 @@ def _dot_infer_shape(p, ins, outs):
 
 def _dot_forward(p, ins, oc):
     a, b = ins
-    if p.transpose_a:
-        a = a.permute(*reversed(range(a.dim())))
-    if p.transpose_b:
-        b = b.permute(*reversed(range(b.dim())))
+    if p.transpose_a and a.dim() > 1:
+        a = a.permute(*_lhs_axes(a.dim()))
+    if p.transpose_b and b.dim() > 1:
+        b = b.permute(*_rhs_axes(b.dim()))
     if a.dim() == 2 and b.dim() == 2:
         return torch.mm(a, b)
     if a.dim() == 1 and b.dim() == 1:
@@ -277,14 +296,20 @@ def _dot_gradient(F, p, ins, outs, ograds):
     g = ograds[0]
     ta, tb = p.transpose_a, p.transpose_b
     if a.ndim != 2 or b.ndim != 2:
-        if ta or tb:
-            raise ShapeError("dot: the gradient of transposed N-D dot is not supported")
-        k = a.shape[-1]
-        a2 = F.Reshape(a, shape=(-1, k))
-        b2 = F.Reshape(b, shape=(k, -1))
+        # N-D: a transposed operand has its contracted axis moved (see _lhs_axes); differentiate
+        # the plain dot of the moved operands as matrices, then move the gradients' axes back
+        a1 = F.transpose(a, axes=_lhs_axes(a.ndim)) if ta and a.ndim > 1 else a
+        b1 = F.transpose(b, axes=_rhs_axes(b.ndim)) if tb and b.ndim > 1 else b
+        k = a1.shape[-1]
+        a2 = F.Reshape(a1, shape=(-1, k))
+        b2 = F.Reshape(b1, shape=(k, -1))
         g2 = F.Reshape(g, shape=(a2.shape[0], b2.shape[1]))
-        da = F.Reshape(F.dot(g2, b2, transpose_b=True), shape=tuple(a.shape))
-        db = F.Reshape(F.dot(a2, g2, transpose_a=True), shape=tuple(b.shape))
+        da = F.Reshape(F.dot(g2, b2, transpose_b=True), shape=tuple(a1.shape))
+        db = F.Reshape(F.dot(a2, g2, transpose_a=True), shape=tuple(b1.shape))
+        if a1 is not a:
+            da = F.transpose(da, axes=_inverse(_lhs_axes(a.ndim)))
+        if b1 is not b:
+            db = F.transpose(db, axes=_inverse(_rhs_axes(b.ndim)))
         return [da, db]
     if not ta and not tb:
         return [F.dot(g, b, transpose_b=True), F.dot(a, g, transpose_a=True)]
