@@ -162,3 +162,73 @@ def test_full_sum_of_one_element_is_a_new_array_while_the_engine_is_busy(threade
     timer.join()
     assert r.asnumpy().tolist() == [-1.0]
     assert x.asnumpy().tolist() == [5.0]
+
+
+# --- one dispatch --------------------------------------------------------------------------------
+def test_operators_and_functions_share_one_dispatch():
+    a, b = nd.ones((2, 3)), nd.ones((2, 3)) * 2
+    fn = nd.broadcast_add
+    fn.plans.clear()
+    (a + b).asnumpy()  # the general path makes the plan for two inputs ...
+    assert 2 in fn.plans
+    plan = fn.plans[2]
+    np.testing.assert_array_equal(fn(a, b).asnumpy(), 3.0)  # ... which the function then uses
+    assert fn.plans[2] is plan
+    s = nd._internal._mul_scalar
+    s.plans.clear()
+    (a * 3.0).asnumpy()
+    assert s.plans[(3.0, float)] is s.plans[(1, "scalar", 3.0, float)]
+
+
+def test_inplace_updates_keep_the_storage():
+    a, b = nd.ones((2, 3)), nd.ones((3,))
+    t = a._data
+    for _ in range(2):  # general path, then the plan's in-place kernel
+        a += b
+        a *= 2.0
+        a -= b
+        a /= 2.0
+    assert a._data is t
+    np.testing.assert_allclose(a.asnumpy(), 2.0)  # ((1 + 1) * 2 - 1) / 2, twice
+
+
+def test_inplace_integer_division_truncates_and_dtypes_must_match():
+    i = nd.array([7, -7], dtype="int32")
+    for _ in range(2):
+        j = i.copy()
+        j /= nd.array([2, 2], dtype="int32")
+        assert j.asnumpy().tolist() == [3, -3]
+    a = nd.ones((2,))
+    with pytest.raises(mx.base.MXNetError, match="expected float32, got float64"):
+        a += nd.ones((2,), dtype="float64")
+    with pytest.raises(mx.base.MXNetError, match="expected float32, got float64"):
+        a + nd.ones((2,), dtype="float64")
+
+
+def test_many_scalars_overflow_the_plan_table():
+    a = nd.ones((2,))
+    for k in range(600):  # the table starts over when full; results stay right
+        assert (a * float(k)).asnumpy().tolist() == [k, k]
+    assert len(nd._internal._mul_scalar.plans) <= 2 * 256
+
+
+def test_recording_uses_the_cached_plans():
+    from neomx import autograd
+    a, b = nd.ones((2, 3)), nd.ones((2, 3)) * 3
+    a.attach_grad()
+    for _ in range(2):
+        a * b
+        nd.relu(a)  # plans exist
+        with autograd.record():
+            y = nd.relu(a * b) + a
+        assert y._ag is not None and y._ag[0].op.name == "broadcast_add"
+        y.backward()
+        np.testing.assert_array_equal(a.grad.asnumpy(), 4.0)
+
+
+def test_only_the_engine_reads_its_in_flight_set():
+    import pathlib
+    root = pathlib.Path(mx.__file__).parent
+    readers = [str(p.relative_to(root)) for p in root.rglob("*.py")
+               if "_inflight" in p.read_text() and p.parent.name != "engine"]
+    assert readers == []
