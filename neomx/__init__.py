@@ -39,6 +39,7 @@ from . import kvstore
 from . import kvstore as kv
 from . import module
 from . import module as mod
+from . import runtime
 
 __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "nd", "ndarray", "sym", "symbol", "name", "attribute", "AttrScope", "random", "autograd",
