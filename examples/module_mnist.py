@@ -117,4 +117,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    # A whole training program may pool the C library's large CPU buffers, as MXNet pools its
+    # storage (fewer page faults per step); importing neomx never does this by itself.
+    mx.storage.enable_cpu_pool()
     sys.exit(main())
