@@ -346,6 +346,7 @@ def _leaky_gradient(F, p, ins, outs, ograds):
 register(OpDef(
     "LeakyReLU", _leaky_forward, _leaky_infer_shape, params=_LEAKY_PARAMS, inputs=_leaky_inputs,
     deterministic=lambda p: p.act_type != "rrelu",
+    input_init=lambda p: {"gamma": '["Constant", {"value": 0.25}]'} if p.act_type == "prelu" else {},
     outputs=_leaky_outputs, gradient=_leaky_gradient,
     doc="Applies Leaky rectified linear unit activation element-wise to the input.\n\n"
         "leaky: ``x if x > 0 else slope*x``; prelu: ``x if x > 0 else gamma*x`` with a learned\n"

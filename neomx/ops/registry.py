@@ -284,6 +284,10 @@ class OpDef:
     # False (or fn(p) -> False) for ops whose forward draws random numbers (Dropout, samplers):
     # executors keep their graphs' forward values, since a forward cannot be replayed exactly.
     deterministic: Any = True
+    # Optional: input_init(p) -> {input name: initializer JSON}: the ``__init__`` attribute of the
+    # variables a symbol call makes for missing inputs (MXNet's FSetInputVarAttrOnCompose, e.g.
+    # PReLU's gamma starts at 0.25, BatchNorm's moving_var at one).
+    input_init: Callable | None = None
     param_map: dict = field(init=False)
 
     def __post_init__(self):

@@ -46,6 +46,7 @@ def create_node(op, args, kwargs, name=None, attr=None, hint=None) -> Node:
     name = NameManager.current().get(name, hint or op.hint)
     p, given, slots, names = op.bind_call(args, kwargs, _is_symbol, extra)
     n_args = len(op.list_inputs(p))
+    inits = op.input_init(p) if op.input_init is not None else {}
     entries = []
     for i, (argname, s) in enumerate(zip(names, slots)):
         if s is not None:
@@ -53,7 +54,9 @@ def create_node(op, args, kwargs, name=None, attr=None, hint=None) -> Node:
             continue
         var_attr = dict(given)  # MXNet copies the op's attrs onto the variables it makes
         var_attr.update(attrs)
-        if argname in _AUX_INIT and i >= n_args:
+        if argname in inits:
+            var_attr["__init__"] = inits[argname]
+        elif argname in _AUX_INIT and i >= n_args:
             var_attr["__init__"] = _AUX_INIT[argname]
         entries.append(Variable(f"{name}_{argname}", attr=var_attr)._outputs[0])
     return Node(op, name, p, given, attrs, tuple(entries))

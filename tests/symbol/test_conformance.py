@@ -112,3 +112,19 @@ def test_nd_parameters_positionally():
     np.testing.assert_array_equal(mx.nd.Dropout(x, 0.5).asnumpy(), x.asnumpy())  # predict mode
     with pytest.raises(mx.MXNetError, match="too many positional arguments"):
         mx.nd.clip(x, 0, 1, 2)
+
+
+def test_prelu_gamma_starts_at_a_quarter():
+    # MXNet 1.9.1: the gamma variable LeakyReLU(act_type='prelu') makes carries
+    # __init__ = ["Constant", {"value": 0.25}], which every initializer honours
+    net = mx.sym.LeakyReLU(mx.sym.Variable("x"), act_type="prelu", name="prelu")
+    assert net.attr_dict()["prelu_gamma"] == {"__init__": '["Constant", {"value": 0.25}]',
+                                              "act_type": "prelu"}
+    assert '"__init__": "[\\"Constant\\", {\\"value\\": 0.25}]"' in net.tojson()
+    mod = mx.mod.Module(net, data_names=["x"], label_names=None)
+    mod.bind(data_shapes=[("x", (2, 3))])
+    for init in (mx.init.Uniform(0.1), mx.init.Xavier(), mx.init.Zero()):
+        mod.init_params(init, force_init=True)
+        np.testing.assert_array_equal(mod.get_params()[0]["prelu_gamma"].asnumpy(), [0.25] * 3)
+    assert "__init__" not in mx.sym.LeakyReLU(mx.sym.Variable("x"), act_type="leaky").attr_dict().get(
+        "leakyrelu0_gamma", {})
