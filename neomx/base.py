@@ -5,8 +5,8 @@ import ast
 import numpy as np
 import torch
 
-__all__ = ["MXNetError", "NotSupportedForSparseNDArray", "string_types", "numeric_types",
-           "integer_types", "mx_real_t", "dtype_np", "dtype_torch", "dtype_code", "dtype_from_code",
+__all__ = ["MXNetError", "NotSupportedForSparseNDArray", "NotImplementedForSymbol",
+           "string_types", "numeric_types", "integer_types", "py_str", "_as_list", "mx_real_t", "dtype_np", "dtype_torch", "dtype_code", "dtype_from_code",
            "dtype_name", "shape_str", "parse_shape"]
 
 string_types = (str,)
@@ -21,6 +21,41 @@ class MXNetError(RuntimeError):
 
 class NotSupportedForSparseNDArray(MXNetError):
     """Raised for sparse-only API that neomx does not implement."""
+
+
+class NotImplementedForSymbol(MXNetError):
+    """A function that exists for NDArray only was called on a Symbol (MXNet's message).
+
+    >>> print(NotImplementedForSymbol(len, "len", 1))  # doctest: +NORMALIZE_WHITESPACE
+    Function len (namely operator "len") with arguments (<class 'int'>) is not implemented
+    for Symbol and only available in NDArray.
+    """
+
+    def __init__(self, function, alias, *args):
+        super().__init__()
+        self.function = getattr(function, "__name__", str(function))
+        self.alias = alias
+        self.args = [str(type(a)) for a in args]
+
+    def __str__(self):
+        msg = f"Function {self.function}"
+        if self.alias:
+            msg += f' (namely operator "{self.alias}")'
+        if self.args:
+            msg += f" with arguments ({', '.join(self.args)})"
+        return msg + " is not implemented for Symbol and only available in NDArray."
+
+
+def py_str(x: bytes) -> str:
+    """Bytes from a C string as ``str`` (UTF-8), as MXNet's ``base.py_str``."""
+    return x.decode("utf-8")
+
+
+def _as_list(obj):
+    """``obj`` itself when it is a list or tuple, otherwise ``[obj]``."""
+    if isinstance(obj, (list, tuple)):
+        return obj
+    return [obj]
 
 
 # --- dtypes -----------------------------------------------------------------------------------

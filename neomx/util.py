@@ -27,3 +27,111 @@ def atomic_write_bytes(fname: str, data: bytes) -> None:
 
 def atomic_write_text(fname: str, text: str) -> None:
     atomic_write_bytes(fname, text.encode("utf-8"))
+
+
+# --- MXNet 1.x's mx.util helpers --------------------------------------------------------------
+# neomx has MXNet's legacy shape semantics only: 0 in a shape means "unknown" and () an unknown
+# shape. NumPy shape semantics (scalars and zero-size tensors, for mx.np/mx.npx) are not
+# implemented, so they can be asked about and switched off but never switched on.
+
+def _np_shape_error():
+    from .base import MXNetError
+    return MXNetError(
+        "NumPy shape semantics (set_np_shape(True), np_shape(), use_np_shape) are not "
+        "supported: neomx implements MXNet's legacy shape semantics only (0 means an unknown "
+        "dimension) and not the NumPy interface mx.np/mx.npx")
+
+
+def get_gpu_count() -> int:
+    """Number of GPUs visible to neomx (CUDA devices torch can use)."""
+    from .context import num_gpus
+    return num_gpus()
+
+
+def is_np_shape() -> bool:
+    """Whether NumPy shape semantics are on: always False in neomx (legacy shapes only)."""
+    return False
+
+
+def set_np_shape(active) -> bool:
+    """Turn NumPy shape semantics off (a no-op) and return the previous state (False).
+
+    Raises
+    ------
+    MXNetError
+        ``active`` is true: neomx supports MXNet's legacy shape semantics only.
+    """
+    if active:
+        raise _np_shape_error()
+    return False
+
+
+class _NumpyShapeScope:
+    """``with np_shape(active):`` -- entering with ``active=True`` raises MXNetError."""
+
+    def __init__(self, is_np_shape):  # pylint: disable=redefined-outer-name
+        self._enter_is_np_shape = is_np_shape
+        self._prev_is_np_shape = None
+
+    def __enter__(self):
+        if self._enter_is_np_shape is not None:
+            self._prev_is_np_shape = set_np_shape(self._enter_is_np_shape)
+        return self
+
+    def __exit__(self, ptype, value, trace):
+        if (self._enter_is_np_shape is not None
+                and self._prev_is_np_shape != self._enter_is_np_shape):
+            set_np_shape(self._prev_is_np_shape)
+
+
+def np_shape(active=True) -> _NumpyShapeScope:
+    """A scope for ``with`` that turns NumPy shape semantics on or off (on raises MXNetError,
+    as :func:`set_np_shape`; ``np_shape(False)`` is accepted and changes nothing)."""
+    return _NumpyShapeScope(active)
+
+
+def use_np_shape(func):
+    """Decorator running ``func`` (or every method of a class) inside ``np_shape(True)``.
+
+    The decoration succeeds; calling the result raises MXNetError, since neomx has no NumPy
+    shape semantics.
+    """
+    import functools
+    import inspect
+
+    if inspect.isclass(func):
+        for name, method in inspect.getmembers(
+                func, predicate=lambda f: inspect.isfunction(f) or inspect.ismethod(f)
+                or isinstance(f, property)):
+            if isinstance(method, property):
+                setattr(func, name, property(use_np_shape(method.__get__), method.__set__,
+                                             method.__delattr__, method.__doc__))
+            else:
+                setattr(func, name, use_np_shape(method))
+        return func
+    if not callable(func):
+        raise TypeError(f"use_np_shape can only decorate classes and callable objects, "
+                        f"while received a {type(func)}")
+
+    @functools.wraps(func)
+    def _with_np_shape(*args, **kwargs):
+        with np_shape(active=True):
+            return func(*args, **kwargs)
+    return _with_np_shape
+
+
+def getenv(name: str):
+    """The value of environment variable ``name``, or None when it is not set.
+
+    neomx has no separate C runtime environment, so this is ``os.environ.get(name)``.
+    """
+    return os.environ.get(name)
+
+
+def setenv(name: str, value) -> None:
+    """Set environment variable ``name`` to ``value`` (a string), or unset it when ``value``
+    is None."""
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
