@@ -237,6 +237,14 @@ def _sign(x):
     return torch.sign(x)
 
 
+def _round_half_away(x):
+    """C ``round`` (MXNet's): halves away from zero (torch.round rounds them to even)."""
+    if not x.is_floating_point():
+        return x.clone()
+    t = torch.trunc(x)
+    return torch.where(torch.abs(x - t) >= 0.5, t + torch.sign(x), t)
+
+
 # name, torch fn, gradient(F, x, y, g)
 _UNARY = [
     ("negative", torch.neg, lambda F, x, y, g: F.negative(g)),
@@ -250,7 +258,7 @@ _UNARY = [
      lambda F, x, y, g: F.negative(F.elemwise_mul(g, F.square(y)))),
     ("floor", torch.floor, None),
     ("ceil", torch.ceil, None),
-    ("round", torch.round, None),
+    ("round", _round_half_away, None),
     ("relu", torch.relu, lambda F, x, y, g: F.elemwise_mul(g, F._greater_scalar(y, scalar=0.0))),
     ("sigmoid", torch.sigmoid,
      lambda F, x, y, g: F.elemwise_mul(g, F.elemwise_mul(y, F._rminus_scalar(y, scalar=1.0)))),
