@@ -161,7 +161,10 @@ class EagerF:
 
     def __getattr__(self, name):
         from .register import function_for
-        f = function_for(_reg.get(name))
+        op = _reg.find(name)
+        if op is None:  # (an AttributeError: introspection such as hasattr must keep working)
+            raise AttributeError(f"gradient rules: no operator {name!r}")
+        f = function_for(op)
         setattr(self, name, f)
         return f
 
@@ -170,26 +173,28 @@ F_EAGER = EagerF()
 
 
 def _topo(heads):
-    """Op nodes reachable from ``heads`` (nodes), inputs first; the leaves met on the way."""
-    order, leaves, seen = [], {}, set()
+    """Op nodes reachable from ``heads`` (nodes), inputs first; the leaves met on the way.
+    Nodes are keys themselves (they hash by identity); so are entries ``(node, index)``."""
+    order, leaves, seen = [], [], set()
     stack = [(n, False) for n in heads]
+    pop, push = stack.pop, stack.append
     while stack:
-        node, done = stack.pop()
+        node, done = pop()
         if done:
             order.append(node)
             continue
-        if id(node) in seen:
+        if node in seen:
             continue
-        seen.add(id(node))
+        seen.add(node)
         if node.__class__ is Leaf:
-            leaves[id(node)] = node
+            leaves.append(node)
             continue
         if node.freed:
             raise MXNetError(NOT_IN_GRAPH)
-        stack.append((node, True))
+        push((node, True))
         for e in node.in_entries:
-            if e is not None and id(e[0]) not in seen:
-                stack.append((e[0], False))
+            if e is not None and e[0] not in seen:
+                push((e[0], False))
     return order, leaves
 
 
@@ -237,12 +242,12 @@ def run_backward(heads, head_grads=None, variables=None, retain_graph=False, cre
     grads_in = _head_grads(heads, head_grads)
     order, leaves = _topo([e[0] for e in entries])
 
-    targets: set = set()  # keys (id(node), index) whose gradient is wanted
+    targets: set = set()  # entries (node, index) whose gradient is wanted
     var_keys = None
     if variables is None:
-        for leaf in leaves.values():
+        for leaf in leaves:
             if leaf.grad_req != "null":
-                targets.add((id(leaf), 0))
+                targets.add((leaf, 0))
         if not targets:
             raise MXNetError("There are no inputs in computation graph that require gradients.")
     else:
@@ -251,13 +256,15 @@ def run_backward(heads, head_grads=None, variables=None, retain_graph=False, cre
             e = v._ag
             if e is None or e[0].freed:
                 raise MXNetError(NOT_IN_GRAPH)
-            var_keys.append((id(e[0]), e[1]))
+            var_keys.append(e)
         targets.update(var_keys)
 
-    needs = {k[0] for k in targets}  # ids of nodes and leaves whose outputs lead to a target
+    needs = {k[0] for k in targets}  # nodes and leaves whose outputs lead to a target
     for node in order:
-        if any(e is not None and id(e[0]) in needs for e in node.in_entries):
-            needs.add(id(node))
+        for e in node.in_entries:
+            if e is not None and e[0] in needs:
+                needs.add(node)
+                break
 
     prev_rec = _set_recording(bool(create_graph))
     prev_train = set_training(train_mode)
@@ -278,70 +285,64 @@ def run_backward(heads, head_grads=None, variables=None, retain_graph=False, cre
 
 
 def _propagate(order, entries, grads_in, targets, needs, targets_here):
-    """Run the gradient rules; returns {target key: summed gradient NDArray}. ``targets_here``:
-    some targets are operator outputs (not leaves)."""
+    """Run the gradient rules; returns {target entry: summed gradient NDArray}.
+    ``targets_here``: some targets may be operator outputs (not leaves)."""
     F = F_EAGER
-    pending: dict = {}
-    for (node, i), g in zip(entries, grads_in):
-        if id(node) in needs:
-            pending.setdefault((id(node), i), []).append(g)
-
-    def total(key):
-        gs = pending.pop(key, None)
-        if not gs:
-            return None
-        return gs[0] if len(gs) == 1 else F.add_n(*gs)
+    pending: dict = {}  # entry -> gradients reaching it
+    for e, g in zip(entries, grads_in):
+        if e[0] in needs:
+            pending.setdefault(e, []).append(g)
+    pop = pending.pop
 
     results = {}
     for node in reversed(order):
-        nid = id(node)
-        if nid not in needs:
+        if node not in needs:
             continue
-        op, p, ctx = node.op, node.p, node.ctx
-        ograds = [total((nid, i)) for i in range(node.nvis)]
-        if targets_here and any((nid, i) in targets for i in range(node.nvis)):
+        op = node.op
+        ograds = []
+        for i in range(node.nvis):
+            gs = pop((node, i), None)
+            ograds.append(None if not gs else gs[0] if len(gs) == 1 else F.add_n(*gs))
+        if targets_here:
             for i, g in enumerate(ograds):
-                if (nid, i) in targets:
-                    results[(nid, i)] = g
+                if (node, i) in targets:
+                    results[(node, i)] = g
         if not op.is_loss and all(g is None for g in ograds):
             continue
         in_entries = node.in_entries
         for e in in_entries:
-            if e is not None and id(e[0]) in needs:
+            if e is not None and e[0] in needs:
                 break
         else:
             continue  # only wanted as a target itself
         if op.gradient is None:
             raise MXNetError(f"Operator {op.name} is non-differentiable because it didn't "
                              "register FGradient attribute.")
+        ctx = node.ctx
         outs = [_wrap(t, ctx, (node, i)) for i, t in enumerate(node.outs)]
         ograds = [g if g is not None else F.zeros_like(outs[i]) for i, g in enumerate(ograds)]
         ins = [_wrap(t, ctx, e) for t, e in zip(node.ins, in_entries)]
-        in_grads = op.gradient(F, p, ins, outs, ograds)
-        for e, g in zip(in_entries, in_grads):
-            if g is not None and e is not None and id(e[0]) in needs:
-                key = (id(e[0]), e[1])
-                lst = pending.get(key)
+        for e, g in zip(in_entries, op.gradient(F, node.p, ins, outs, ograds)):
+            if g is not None and e is not None and e[0] in needs:
+                lst = pending.get(e)
                 if lst is None:
-                    pending[key] = [g]
+                    pending[e] = [g]
                 else:
                     lst.append(g)
-    for key in list(pending):  # leaves (and targets no rule consumed)
-        if key in targets:
-            results[key] = total(key)
+    for e, gs in pending.items():  # leaves (and targets no rule consumed)
+        if e in targets and gs:
+            results[e] = gs[0] if len(gs) == 1 else F.add_n(*gs)
     return results
 
 
 def _store(leaves, results):
     """Write or add each leaf's gradient into its buffer (zeros for 'write' when none came)."""
-    for lid, leaf in leaves.items():
+    for leaf in leaves:
         req = leaf.grad_req
-        if req == "null":
-            continue
         buf = leaf.grad
-        g = results.get((lid, 0))
-        if buf is None:
+        if req == "null" or buf is None:
             continue
+        g = results.get((leaf, 0))
         dst = buf._data
         if g is None:
             if req == "write":
@@ -350,12 +351,12 @@ def _store(leaves, results):
         src = g._data
         if src.device != dst.device:
             src = src.to(dst.device)
+        if src.shape != dst.shape:
+            src = src.reshape(dst.shape)
         if req == "write":
-            if src.shape != dst.shape:
-                src = src.reshape(dst.shape)
             dst.copy_(src)
         else:
-            dst.add_(src.reshape(dst.shape))
+            dst.add_(src)
 
 
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
