@@ -1061,23 +1061,36 @@ def set_env_var(key, val, default_val=""):
 
 @contextlib.contextmanager
 def discard_stderr():
-    """Discard everything written to file descriptor 2 (Python and C code) in the body."""
+    """Discard everything written to standard error in the body: file descriptor 2 (where C
+    code writes) and ``sys.stderr``'s descriptor when that is another one."""
+    fds = [2]
+    try:
+        fds.append(sys.stderr.fileno())
+    except (AttributeError, OSError, ValueError):
+        pass  # sys.stderr is not backed by a descriptor: its writes are not discarded
+    saved = []
     with open(os.devnull, "w") as bit_bucket:
         try:
-            stderr_fileno = sys.stderr.fileno()
-        except (AttributeError, OSError, ValueError):
-            # stderr is not a file descriptor here (e.g. captured): nothing to redirect
-            yield
-            return
-        sys.stderr.flush()
-        old_stderr = os.dup(stderr_fileno)
-        try:
-            os.dup2(bit_bucket.fileno(), stderr_fileno)
+            _flush_stderr()
+            for fd in dict.fromkeys(fds):
+                try:
+                    saved.append((fd, os.dup(fd)))
+                except OSError:  # not open: nothing to discard there
+                    continue
+                os.dup2(bit_bucket.fileno(), fd)
             yield
         finally:
-            sys.stderr.flush()
-            os.dup2(old_stderr, stderr_fileno)
-            os.close(old_stderr)
+            _flush_stderr()
+            for fd, old in reversed(saved):
+                os.dup2(old, fd)
+                os.close(old)
+
+
+def _flush_stderr():
+    try:
+        sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):
+        pass
 
 
 def list_gpus():
