@@ -100,3 +100,29 @@ def test_names_file_covers_the_namespaces():
             assert NAMES.get(base + sub), base + sub
     assert "FullyConnected" in NAMES["nd"] and "Variable" in NAMES["sym"]
     assert not any(n.startswith("_") for names in NAMES.values() for n in names)
+
+
+def test_update_tool_keeps_reasons_and_drops_present_names(tmp_path):
+    """tools/update_op_exclusions.py: kept reasons, default reasons, present names dropped,
+    and a file the loader reads back."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "update_op_exclusions", ROOT / "tools" / "update_op_exclusions.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    names = {"nd": ["FullyConnected", "BatchNorm_v1", "khatri_rao", "cast_storage",
+                    "no_such_op_xyz"],
+             "nd.contrib": ["backward_quadratic", "quantized_conv"]}
+    old = {("nd", "FullyConnected"): "pending: operator table (issue 10)",
+           ("nd", "no_such_op_xyz"): "pending: written by hand (issue 99)"}
+    new, wrong_permanent = tool.compute(names, old)
+    assert ("nd", "FullyConnected") not in new and wrong_permanent == []
+    assert new[("nd", "no_such_op_xyz")] == "pending: written by hand (issue 99)"
+    assert new[("nd", "BatchNorm_v1")].startswith("permanent:")
+    assert new[("nd.contrib", "backward_quadratic")].startswith("permanent:")
+    assert "(issue 16)" in new[("nd", "cast_storage")]
+    assert "(issue 19)" in new[("nd.contrib", "quantized_conv")]
+    path = tmp_path / "ex.txt"
+    path.write_text(tool.render(names, new))
+    assert load_exclusions(path) == new
+    assert all(REASON.match(r) for r in new.values())
