@@ -4,6 +4,7 @@ from . import elemwise, nn, reduce, shape, random  # noqa: F401  (registration s
 from . import conv, norm  # noqa: F401  Convolution, Pooling; BatchNorm, Dropout, LeakyReLU, Embedding
 from . import matrix, softmax, loss  # noqa: F401  Concat, split, transpose, ...; softmax; loss heads
 from . import math  # noqa: F401  sin, erf, gamma, rint, hypot, smooth_l1, ...
+from . import optimizer_ops  # noqa: F401  sgd_update, adam_update, ..., multi_sum_sq, all_finite
 from .registry import OpDef, OpContext, Param, Params, get, find, all_ops, register
 
 __all__ = ["registry", "OpDef", "OpContext", "Param", "Params", "get", "find", "all_ops", "register"]

@@ -1,0 +1,431 @@
+"""Optimizer update operators: ``sgd_update``, ``adam_update``, ... as MXNet 1.9.1 defines them.
+
+How they sit in the op table: MXNet's update operators take their optimizer states as inputs
+that the kernel mutates (NNVM's ``FMutateInputs``), and NNVM lists mutated inputs of a symbol as
+*auxiliary states* (as BatchNorm's moving statistics). Here each update op is one ``OpDef``
+whose read-only inputs are ``inputs`` (``weight``, ``grad``) and whose mutated states are
+``aux`` with ``mutates_aux=True``: the forward updates those tensors in place, the engine
+orders the call as a write of them, and ``mx.nd.sgd_mom_update(w, g, mom, lr=.1, out=w)``
+takes them positionally or by name as MXNet does. The single output is the new weight, which
+callers write back with ``out=weight``. The mixed-precision forms also list ``weight32`` (the
+float32 master copy) as a state; in ``mp_lamb_update_phase1`` it is only read (a state there
+only to keep MXNet's input order), and ``mp_lamb_update_phase2`` neither mutates it nor lists it
+as a state, as MXNet 1.9.1. Update ops have no gradient (as in MXNet).
+
+Scalar parameters are MXNet ``float``s: they are rounded to single precision and combined in
+single precision, as MXNet's kernels do.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .registry import OpDef, Param, TypeInferError, assign_shape, register, same_shape, same_type
+
+_F = np.float32
+
+
+def _p32(p, *names):
+    return [_F(p[n]) for n in names]
+
+
+def _rescale_clip(g, p, clip_name="clip_gradient"):
+    """clip(rescale_grad * grad) (no clipping when the bound is negative)."""
+    g = g * float(_F(p.rescale_grad))
+    c = p[clip_name]
+    return torch.clamp(g, -float(_F(c)), float(_F(c))) if c >= 0 else g
+
+
+def _clip(x, c):
+    return torch.clamp(x, -float(_F(c)), float(_F(c))) if c >= 0 else x
+
+
+def _params(*extra, lr=True, wd=True, clip="clip_gradient", lazy=False):
+    out = [Param("lr", "float", doc="Learning rate")] if lr else []
+    out += list(extra)
+    if wd:
+        out.append(Param("wd", "float", 0.0, "Weight decay augments the objective function with a "
+                         "regularization term that penalizes large weights."))
+    out.append(Param("rescale_grad", "float", 1.0, "Rescale gradient to grad = rescale_grad*grad."))
+    out.append(Param(clip, "float", -1.0, "Clip gradient to the range of [-clip_gradient, "
+                     "clip_gradient]. If clip_gradient <= 0, gradient clipping is turned off."))
+    if lazy:
+        out.append(Param("lazy_update", "bool", True, "If true, lazy updates are applied if "
+                         "gradient's stype is row_sparse (no effect on dense arrays)."))
+    return tuple(out)
+
+
+_MOMENTUM = Param("momentum", "float", 0.0, "The decay rate of momentum estimates at each epoch.")
+
+
+def _mp_type(p, ins, outs):
+    """weight and grad share one type (float16); the float32 states are float32."""
+    n_lo = 2
+    lo = next((t for t in list(ins[:n_lo]) + list(outs) if t is not None), None)
+    f32 = np.dtype(np.float32)
+    for i, t in enumerate(ins[n_lo:], n_lo):
+        if t is not None and np.dtype(t) != f32:
+            raise TypeInferError(f"Incompatible attr in node {{node}} at {i}-th input: expected "
+                                 f"float32, got {np.dtype(t).name}")
+    if lo is not None:
+        for i, t in enumerate(ins[:n_lo]):
+            if t is not None and np.dtype(t) != np.dtype(lo):
+                raise TypeInferError(f"Incompatible attr in node {{node}} at {i}-th input: "
+                                     f"expected {np.dtype(lo).name}, got {np.dtype(t).name}")
+    ins = [lo] * n_lo + [f32] * (len(ins) - n_lo) if lo is not None else \
+        list(ins[:n_lo]) + [f32] * (len(ins) - n_lo)
+    return ins, [lo] * len(outs)
+
+
+def _update_op(name, forward, params, states, mp=False, doc=""):
+    register(OpDef(name, forward, same_shape, params=params, inputs=("weight", "grad"),
+                   aux=tuple(states) + (("weight32",) if mp else ()), mutates_aux=True,
+                   infer_type=_mp_type if mp else same_type, doc=doc))
+
+
+# --- SGD, momentum, Nesterov ---------------------------------------------------------------------
+def _sgd_step(w, g, p):
+    lr, wd = _p32(p, "lr", "wd")
+    return w * float(_F(1) - lr * wd) - _rescale_clip(g, p) * float(lr)
+
+
+def _sgd_mom_step(w, g, mom, p):
+    """mom = momentum*mom - lr*wd*w - lr*clip(rescale*g) (in place); returns w + mom."""
+    lr, wd, m = _p32(p, "lr", "wd", "momentum")
+    mom.mul_(float(m)).sub_(w * float(lr * wd)).sub_(_rescale_clip(g, p) * float(lr))
+    return w + mom
+
+
+def _nag_step(w, g, mom, p):
+    """Nesterov momentum as MXNet 1.9.1's kernel computes it when called with ``out=weight``
+    (as its optimizers do): with ``G = clip(rescale*g) + wd*w``, the new weight is
+    ``w + momentum*(momentum*mom - lr*G) - lr*G``, then ``mom = momentum*mom - lr*(clip(
+    rescale*g) + wd*new_weight)`` -- the kernel reads the weight after writing it (aliasing)."""
+    lr, wd, m = _p32(p, "lr", "wd", "momentum")
+    gr = _rescale_clip(g, p)
+    mom.mul_(float(m))
+    new = w + mom * float(m) - (gr + w * float(wd)) * float((m + _F(1)) * lr)
+    mom.sub_((gr + new * float(wd)) * float(lr))
+    return new
+
+
+_update_op("sgd_update", lambda p, ins, oc: _sgd_step(ins[0], ins[1], p), _params(lazy=True), (),
+           doc="SGD: ``weight = (1 - lr*wd) * weight - lr * clip(rescale_grad * grad)``.")
+_update_op("sgd_mom_update", lambda p, ins, oc: _sgd_mom_step(*ins, p),
+           _params(_MOMENTUM, lazy=True), ("mom",),
+           doc="SGD with momentum: ``mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad)``; "
+               "``weight += mom``. ``mom`` is updated in place.")
+_update_op("nag_mom_update", lambda p, ins, oc: _nag_step(*ins, p), _params(_MOMENTUM), ("mom",),
+           doc="Nesterov momentum (MXNet's form): ``mom = momentum*mom - lr*g``, ``weight += "
+               "momentum*mom - lr*g`` with ``g = clip(rescale_grad*grad) + wd*weight``. ``mom`` "
+               "is updated in place; its weight decay term reads the new weight, as MXNet's "
+               "kernel does when called with ``out=weight``.")
+
+
+def _mp(step):
+    """The mixed-precision form of an update: the step runs on the float32 master weight (the
+    last state, updated in place) with a float32 gradient; the result is cast to weight's type."""
+    def forward(p, ins, oc):
+        w, g, *states = ins
+        w32 = states[-1]
+        w32.copy_(step(w32, g.float(), *states[:-1], p))
+        return w32.to(w.dtype)
+    return forward
+
+
+_update_op("mp_sgd_update", _mp(_sgd_step), _params(lazy=True), (), mp=True,
+           doc="``sgd_update`` on the float32 master weight ``weight32`` (updated in place).")
+_update_op("mp_sgd_mom_update", _mp(_sgd_mom_step), _params(_MOMENTUM, lazy=True), ("mom",),
+           mp=True, doc="``sgd_mom_update`` on the float32 master weight ``weight32``.")
+_update_op("mp_nag_mom_update", _mp(_nag_step), _params(_MOMENTUM), ("mom",), mp=True,
+           doc="``nag_mom_update`` on the float32 master weight ``weight32``.")
+
+
+# --- Adam, RMSProp, FTRL, FTML ---------------------------------------------------------------------
+def _adam(p, ins, oc):
+    w, g, mean, var = ins
+    lr, wd, b1, b2, eps = _p32(p, "lr", "wd", "beta1", "beta2", "epsilon")
+    gr = _clip(g * float(_F(p.rescale_grad)) + w * float(wd), p.clip_gradient)
+    mean.mul_(float(b1)).add_(gr * float(_F(1) - b1))
+    var.mul_(float(b2)).add_(gr * gr * float(_F(1) - b2))
+    return w - mean * float(lr) / (torch.sqrt(var) + float(eps))
+
+
+_update_op("adam_update", _adam, _params(
+    Param("beta1", "float", 0.9, "The decay rate for the 1st moment estimates."),
+    Param("beta2", "float", 0.999, "The decay rate for the 2nd moment estimates."),
+    Param("epsilon", "float", 1e-8, "A small constant for numerical stability."), lazy=True),
+    ("mean", "var"),
+    doc="Adam without bias correction (the optimizer folds it into ``lr``): ``g = clip("
+        "rescale_grad*grad + wd*weight)``, ``mean = beta1*mean + (1-beta1)*g``, ``var = beta2*var "
+        "+ (1-beta2)*g^2``, ``weight -= lr * mean / (sqrt(var) + epsilon)``.")
+
+_GAMMA1 = Param("gamma1", "float", 0.95, "The decay rate of the running mean of squared gradients.")
+_EPS = Param("epsilon", "float", 1e-8, "A small constant for numerical stability.")
+_CLIP_W = Param("clip_weights", "float", -1.0, "Clip weights to the range of [-clip_weights, "
+                "clip_weights]. If clip_weights <= 0, weight clipping is turned off.")
+
+
+def _rmsprop(p, ins, oc):
+    w, g, n = ins
+    lr, wd, g1, eps = _p32(p, "lr", "wd", "gamma1", "epsilon")
+    gr = _clip(g * float(_F(p.rescale_grad)) + w * float(wd), p.clip_gradient)
+    n.mul_(float(g1)).add_(gr * gr * float(_F(1) - g1))
+    return _clip(w - gr * float(lr) / torch.sqrt(n + float(eps)), p.clip_weights)
+
+
+def _rmspropalex(p, ins, oc):
+    w, g, n, gbar, delta = ins
+    lr, wd, g1, g2, eps = _p32(p, "lr", "wd", "gamma1", "gamma2", "epsilon")
+    gr = _clip(g * float(_F(p.rescale_grad)) + w * float(wd), p.clip_gradient)
+    n.mul_(float(g1)).add_(gr * gr * float(_F(1) - g1))
+    gbar.mul_(float(g1)).add_(gr * float(_F(1) - g1))
+    delta.mul_(float(g2)).sub_(gr * float(lr) / torch.sqrt(n - gbar * gbar + float(eps)))
+    return _clip(w + delta, p.clip_weights)
+
+
+_update_op("rmsprop_update", _rmsprop, _params(_GAMMA1, _EPS) + (_CLIP_W,), ("n",),
+           doc="RMSProp (Tieleman & Hinton): ``n = gamma1*n + (1-gamma1)*g^2``, ``weight -= lr * g "
+               "/ sqrt(n + epsilon)`` with ``g = clip(rescale_grad*grad + wd*weight)``.")
+_update_op("rmspropalex_update", _rmspropalex, _params(
+    _GAMMA1, Param("gamma2", "float", 0.9, "The decay rate of the momentum."), _EPS) + (_CLIP_W,),
+    ("n", "g", "delta"),
+    doc="Centered RMSProp (Graves 2013): running ``n`` and ``g`` of the gradient, ``delta = "
+        "gamma2*delta - lr*grad / sqrt(n - g^2 + epsilon)``, ``weight += delta``.")
+
+
+def _ftrl(p, ins, oc):
+    w, g, z, n = ins
+    lr, wd, l1, beta = _p32(p, "lr", "wd", "lamda1", "beta")
+    gr = _rescale_clip(g, p)
+    n_new = n + gr * gr
+    z.add_(gr - (torch.sqrt(n_new) - torch.sqrt(n)) * w / float(lr))
+    n.copy_(n_new)
+    res = (torch.sign(z) * float(l1) - z) / ((torch.sqrt(n) + float(beta)) / float(lr) + float(wd))
+    return res * (torch.abs(z) > float(l1)).to(res.dtype)
+
+
+_update_op("ftrl_update", _ftrl, _params(
+    Param("lamda1", "float", 0.01, "The L1 regularization coefficient."),
+    Param("beta", "float", 1.0, "Per-Coordinate Learning Rate beta.")), ("z", "n"),
+    doc="FTRL-proximal: ``z += g - (sqrt(n + g^2) - sqrt(n)) * weight / lr``, ``n += g^2``, "
+        "``weight = (sign(z)*lamda1 - z) / ((beta + sqrt(n)) / lr + wd)`` where ``|z| > lamda1``.")
+
+
+def _ftml(p, ins, oc):
+    w, g, d, v, z = ins
+    lr, wd, b1, b2 = _p32(p, "lr", "wd", "beta1", "beta2")
+    eps, t = float(p.epsilon), p.t
+    gr = _clip(g * float(_F(p.rescale_grad)) + w * float(wd), p.clip_grad)
+    v.mul_(float(b2)).add_(gr * gr * float(_F(1) - b2))
+    d_t = (torch.sqrt(v / float(_F(1) - b2 ** _F(t))) + eps) * float((_F(1) - b1 ** _F(t)) / lr)
+    z.mul_(float(b1)).add_(gr * float(_F(1) - b1)).sub_((d_t - d * float(b1)) * w)
+    d.copy_(d_t)
+    return -z / d_t
+
+
+_update_op("ftml_update", _ftml, (
+    Param("lr", "float", doc="Learning rate."),
+    Param("beta1", "float", 0.6, "Generally close to 0.5."),
+    Param("beta2", "float", 0.999, "Generally close to 1."),
+    Param("epsilon", "float", 1e-8, "Epsilon to prevent div 0."),
+    Param("t", "int", doc="Number of update."),
+    Param("wd", "float", 0.0, "Weight decay augments the objective function with a "
+          "regularization term that penalizes large weights."),
+    Param("rescale_grad", "float", 1.0, "Rescale gradient to grad = rescale_grad*grad."),
+    Param("clip_grad", "float", -1.0, "Clip gradient to the range of [-clip_gradient, "
+          "clip_gradient]. If clip_gradient <= 0, gradient clipping is turned off.")),
+    ("d", "v", "z"),
+    doc="FTML (Zheng & Kwok 2017), step ``t``: states ``d``, ``v``, ``z`` updated in place.")
+
+
+# --- sign methods ---------------------------------------------------------------------------------
+def _signsgd(p, ins, oc):
+    w, g = ins
+    lr, wd = _p32(p, "lr", "wd")
+    return w * float(_F(1) - lr * wd) - torch.sign(g) * float(lr)
+
+
+def _signum(p, ins, oc):
+    w, g, mom = ins
+    lr, wd, m, wd_lh = _p32(p, "lr", "wd", "momentum", "wd_lh")
+    one_m = float(_F(1) - m)
+    mom.mul_(float(m)).sub_(w * (one_m * float(wd))).sub_(_rescale_clip(g, p) * one_m)
+    return w * float(_F(1) - lr * wd_lh) + torch.sign(mom) * float(lr)
+
+
+_update_op("signsgd_update", _signsgd, _params(), (),
+           doc="signSGD: ``weight = (1 - lr*wd) * weight - lr * sign(grad)``.")
+_update_op("signum_update", _signum, _params(_MOMENTUM) + (
+    Param("wd_lh", "float", 0.0, "The amount of weight decay that does not go into gradient/"
+          "momentum calculations otherwise do weight decay algorithmically only."),), ("mom",),
+    doc="Signum: ``mom = momentum*mom - (1-momentum)*(wd*weight + clip(rescale_grad*grad))``, "
+        "``weight = (1 - lr*wd_lh) * weight + lr * sign(mom)``.")
+
+
+# --- LAMB ----------------------------------------------------------------------------------------
+def _lamb1_step(w, g, mean, var, p):
+    b1, b2, eps, wd = _p32(p, "beta1", "beta2", "epsilon", "wd")
+    gr = _rescale_clip(g, p)
+    mean.mul_(float(b1)).add_(gr * float(_F(1) - b1))
+    var.mul_(float(b2)).add_(gr * gr * float(_F(1) - b2))
+    m, v = mean, var
+    if p.bias_correction:
+        m = mean / float(_F(1) - b1 ** _F(p.t))
+        v = var / float(_F(1) - b2 ** _F(p.t))
+    return m / (torch.sqrt(v) + float(eps)) + w * float(wd)
+
+
+_LAMB1_PARAMS = (
+    Param("beta1", "float", 0.9, "The decay rate for the 1st moment estimates."),
+    Param("beta2", "float", 0.999, "The decay rate for the 2nd moment estimates."),
+    Param("epsilon", "float", 1e-6, "A small constant for numerical stability."),
+    Param("t", "int", doc="Index update count."),
+    Param("bias_correction", "bool", True, "Whether to use bias correction."),
+    Param("wd", "float", doc="Weight decay augments the objective function with a regularization "
+          "term that penalizes large weights."),
+    Param("rescale_grad", "float", 1.0, "Rescale gradient to grad = rescale_grad*grad."),
+    Param("clip_gradient", "float", -1.0, "Clip gradient to the range of [-clip_gradient, "
+          "clip_gradient]. If clip_gradient <= 0, gradient clipping is turned off."))
+_update_op("lamb_update_phase1", lambda p, ins, oc: _lamb1_step(*ins, p), _LAMB1_PARAMS,
+           ("mean", "var"),
+           doc="LAMB phase 1: updates ``mean``/``var`` in place and returns the update direction "
+               "``g = mean_hat / (sqrt(var_hat) + epsilon) + wd*weight``.")
+
+
+def _mp_lamb1(p, ins, oc):
+    w, g, mean, var, w32 = ins
+    return _lamb1_step(w32, g.float(), mean, var, p)
+
+
+register(OpDef("mp_lamb_update_phase1", _mp_lamb1, same_shape, params=_LAMB1_PARAMS,
+               inputs=("weight", "grad"), aux=("mean", "var", "weight32"), mutates_aux=True,
+               infer_type=lambda p, ins, outs: (_mp_type(p, ins, [None])[0], [np.dtype(np.float32)]),
+               doc="``lamb_update_phase1`` on the float32 master weight ``weight32`` (read only; "
+                   "a state here so the inputs keep MXNet's order). The result is float32."))
+
+
+def _lamb2_step(w, g, r1, r2, p):
+    lr = float(_F(p.lr))
+    r1 = r1.reshape(())
+    if p.lower_bound >= 0:
+        r1 = torch.clamp(r1, min=float(_F(p.lower_bound)))
+    if p.upper_bound >= 0:
+        r1 = torch.clamp(r1, max=float(_F(p.upper_bound)))
+    r2 = r2.reshape(())
+    ratio = torch.where((r1 == 0) | (r2 == 0), torch.ones_like(r1), r1 / r2)
+    return w - g * (ratio * lr)
+
+
+def _lamb2_shape(p, ins, outs):
+    ins = list(ins)
+    known = ins[0] if ins[0] is not None else (outs[0] if outs[0] is not None else ins[1])
+    if known is not None:
+        for i in (0, 1):
+            assign_shape(ins, i, known)
+    for i in (2, 3):
+        assign_shape(ins, i, (1,))
+    n = 5 if len(ins) == 5 else 4
+    if n == 5 and known is not None:
+        assign_shape(ins, 4, known)
+    return ins, [known]
+
+
+_LAMB2_PARAMS = (
+    Param("lr", "float", doc="Learning rate"),
+    Param("lower_bound", "float", -1.0, "Lower limit of norm of weight. If lower_bound <= 0, "
+          "Lower limit is not set"),
+    Param("upper_bound", "float", -1.0, "Upper limit of norm of weight. If upper_bound <= 0, "
+          "Upper limit is not set"))
+register(OpDef("lamb_update_phase2", lambda p, ins, oc: _lamb2_step(*ins, p), _lamb2_shape,
+               params=_LAMB2_PARAMS, inputs=("weight", "g", "r1", "r2"),
+               doc="LAMB phase 2: ``weight -= lr * (r1 / r2) * g`` (``r1 = ||weight||`` clipped "
+                   "to the bounds, ``r2 = ||g||``; ratio 1 where either is 0)."))
+
+
+def _mp_lamb2(p, ins, oc):
+    w, g, r1, r2, w32 = ins
+    return _lamb2_step(w32, g, r1, r2, p).to(w.dtype)
+
+
+def _mp_lamb2_type(p, ins, outs):
+    lo = ins[0] if ins[0] is not None else outs[0]
+    f32 = np.dtype(np.float32)
+    return [lo, f32, f32, f32, f32], [lo]
+
+
+register(OpDef("mp_lamb_update_phase2", _mp_lamb2, _lamb2_shape, params=_LAMB2_PARAMS,
+               inputs=("weight", "g", "r1", "r2", "weight32"), infer_type=_mp_lamb2_type,
+               doc="``lamb_update_phase2`` from the float32 master weight ``weight32``, cast to "
+                   "weight's type. As in MXNet 1.9.1, ``weight32`` itself is left unchanged (it is "
+                   "an ordinary input, not a mutated state)."))
+
+
+# --- multi-tensor helpers --------------------------------------------------------------------------
+def _arrays(p):
+    return [f"array_{i}" for i in range(p.num_arrays)]
+
+
+def _fixed_out(shape_fn):
+    def infer(p, ins, outs):
+        return ins, [shape_fn(p)]
+    return infer
+
+
+def _float_out(p, ins, outs):
+    return ins, [np.dtype(np.float32)]
+
+
+register(OpDef(
+    "multi_sum_sq",
+    lambda p, ins, oc: torch.stack([t.float().square().sum() for t in ins]),
+    _fixed_out(lambda p: (p.num_arrays,)), infer_type=_float_out,
+    params=(Param("num_arrays", "int", doc="number of input arrays."),), inputs=_arrays,
+    key_var_num_args="num_arrays",
+    doc="The sum of squares of each input array, as one float32 array of ``num_arrays`` values."))
+
+
+def _multi_lars(p, ins, oc):
+    lrs, wsq, gsq, wds = ins
+    eta, eps, rg = _p32(p, "eta", "eps", "rescale_grad")
+    w_norm, g_norm = torch.sqrt(wsq), torch.sqrt(gsq) * float(rg)
+    lars = w_norm * float(eta) / (g_norm + wds * w_norm + float(eps))
+    return torch.where((wsq > 0) & (gsq > 0), lrs * lars, lrs)
+
+
+register(OpDef(
+    "multi_lars", _multi_lars, same_shape, inputs=("lrs", "weights_sum_sq", "grads_sum_sq", "wds"),
+    params=(Param("eta", "float", doc="LARS eta"), Param("eps", "float", doc="LARS eps"),
+            Param("rescale_grad", "float", 1.0, "Gradient rescaling factor")),
+    doc="LARS learning rates: ``lrs * eta * |w| / (|g| + wds * |w| + eps)`` where both sums of "
+        "squares are positive, else ``lrs`` (``|g|`` scaled by ``rescale_grad``)."))
+
+
+def _all_finite(ins):
+    ok = all(bool(torch.isfinite(t).all()) for t in ins)
+    dev = ins[0].device if ins else None
+    return torch.full((1,), 1.0 if ok else 0.0, dtype=torch.float32, device=dev)
+
+
+_INIT_OUTPUT = Param("init_output", "bool", True, "Initialize output to 1. (neomx always "
+                     "returns a fresh result: False is accepted and computes the same.)")
+register(OpDef("all_finite", lambda p, ins, oc: _all_finite(ins), _fixed_out(lambda p: (1,)),
+               infer_type=_float_out, params=(_INIT_OUTPUT,),
+               doc="1.0 (float32, shape (1,)) when every element of ``data`` is finite, else 0.0."))
+register(OpDef("multi_all_finite", lambda p, ins, oc: _all_finite(ins), _fixed_out(lambda p: (1,)),
+               infer_type=_float_out, inputs=_arrays, key_var_num_args="num_arrays",
+               params=(Param("num_arrays", "int", 1, "Number of arrays."), _INIT_OUTPUT),
+               doc="1.0 (float32, shape (1,)) when every element of every input is finite."))
+
+
+def _reset(p, ins, oc):
+    for t in ins:
+        t.zero_()
+    return ()
+
+
+register(OpDef("reset_arrays", _reset, lambda p, ins, outs: (ins, outs), inputs=(), aux=_arrays,
+               outputs=(), mutates_aux=True, key_var_num_args="num_arrays",
+               infer_type=lambda p, ins, outs: (ins, outs),
+               params=(Param("num_arrays", "int", doc="number of input arrays."),),
+               doc="Sets every input array to zero in place (no outputs)."))

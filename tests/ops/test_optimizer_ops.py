@@ -1,0 +1,140 @@
+"""The optimizer update operators (``neomx/ops/optimizer_ops.py``) against MXNet 1.9.1
+(``tools/make_golden_optimizer_ops.py``): consecutive steps with ``out=weight`` and the states
+updated in place, the mixed-precision forms, the multi-tensor helpers, bad calls, and the same
+steps through a bound executor (states are auxiliary states there)."""
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+import neomx as mx
+
+GOLDEN = json.loads((pathlib.Path(__file__).parent.parent / "golden" / "math" / "optimizer_ops.json")
+                    .read_text())
+STEPS = GOLDEN["steps"]
+RTOL, ATOL = 1e-5, 1e-6
+
+
+def _close(have, want, rtol=RTOL, atol=ATOL):
+    np.testing.assert_allclose(np.asarray(have, dtype=np.float64), np.array(want, dtype=np.float64),
+                               rtol=rtol, atol=atol)
+
+
+def _tol(case):
+    return (1e-3, 1e-3) if case["dtype"] == "float16" else (RTOL, ATOL)
+
+
+def _start(case):
+    dt = case["dtype"]
+    w = mx.nd.array(np.array(case["weight"], dtype=dt), dtype=dt)
+    states = [mx.nd.array(s) for s in case["states"]]
+    if case["mp"]:
+        states.append(mx.nd.array(np.array(case["weight"], dtype=dt).astype(np.float32)))
+    return w, states
+
+
+def _params(case, k):
+    return dict(case["params"], t=k + 1) if case["t_param"] else case["params"]
+
+
+@pytest.mark.parametrize("case", STEPS, ids=[c["id"] for c in STEPS])
+def test_update_steps_as_mxnet(case):
+    dt = case["dtype"]
+    w, states = _start(case)
+    rtol, atol = _tol(case)
+    for k, (g, want) in enumerate(zip(case["grads"], case["steps"])):
+        res = getattr(mx.nd, case["op"])(w, mx.nd.array(np.array(g, dtype=dt), dtype=dt), *states,
+                                         out=w, **_params(case, k))
+        assert res is w and np.dtype(w.dtype) == np.dtype(dt)
+        _close(w.asnumpy(), want["weight"], rtol, atol)
+        for s, ws in zip(states, want["states"]):
+            _close(s.asnumpy(), ws, rtol, atol)
+
+
+EXEC = [c for c in STEPS if c["dtype"] == "float32"][::2]
+
+
+@pytest.mark.parametrize("case", EXEC, ids=[c["id"] for c in EXEC])
+def test_update_in_executor(case):
+    """The symbol lists the states as auxiliary states (MXNet's mutated inputs); each forward
+    updates them in place."""
+    op = getattr(mx.sym, case["op"])
+    names = case["state_names"]
+    w, states = _start(case)
+    first = _params(case, 0)
+    sym = op(mx.sym.var("weight"), mx.sym.var("grad"), *[mx.sym.var(n) for n in names], **first)
+    assert sym.list_arguments() == ["weight", "grad"]
+    assert sym.list_auxiliary_states() == names
+    g = mx.nd.array(case["grads"][0])
+    ex = sym.bind(mx.cpu(), {"weight": w, "grad": g}, aux_states=dict(zip(names, states)))
+    out = ex.forward()[0]
+    _close(out.asnumpy(), case["steps"][0]["weight"])
+    for n, ws in zip(names, case["steps"][0]["states"]):
+        _close(ex.aux_dict[n].asnumpy(), ws)
+
+
+@pytest.mark.parametrize("rec", GOLDEN["lamb"][:-1], ids=[r["id"] for r in GOLDEN["lamb"][:-1]])
+def test_lamb_phase2_as_mxnet(rec):
+    ins = [mx.nd.array(a) for a in rec["inputs"]]
+    _close(mx.nd.lamb_update_phase2(*ins, **rec["params"]).asnumpy(), rec["out"])
+
+
+def test_mp_lamb_as_mxnet():
+    rec = GOLDEN["lamb"][-1]
+    w32 = np.array(rec["weight32"], np.float32)
+    nd = [mx.nd.array(w32, dtype="float16"), mx.nd.array(rec["grad"], dtype="float16"),
+          mx.nd.zeros(w32.shape), mx.nd.zeros(w32.shape), mx.nd.array(w32)]
+    g = mx.nd.mp_lamb_update_phase1(*nd, t=1, wd=0.01)
+    assert np.dtype(g.dtype) == np.float32
+    _close(g.asnumpy(), rec["g"], 1e-4, 1e-5)
+    _close(nd[2].asnumpy(), rec["mean"], 1e-4, 1e-6)
+    _close(nd[3].asnumpy(), rec["var"], 1e-4, 1e-6)
+    r1 = mx.nd.array([np.linalg.norm(w32)])
+    r2 = mx.nd.array([np.linalg.norm(g.asnumpy())])
+    w = mx.nd.mp_lamb_update_phase2(nd[0], g, r1, r2, nd[4], lr=0.1, out=nd[0])
+    assert np.dtype(w.dtype) == np.float16
+    _close(w.asnumpy(), rec["weight"], 1e-3, 1e-3)
+    # MXNet 1.9.1 leaves the master weight as it was
+    _close(nd[4].asnumpy(), rec["weight32_after"], 0, 0)
+
+
+def test_multi_tensor_helpers_as_mxnet():
+    misc = GOLDEN["misc"]
+    rec = misc["multi_sum_sq"]
+    res = mx.nd.multi_sum_sq(*[mx.nd.array(a) for a in rec["inputs"]], num_arrays=3)
+    assert res.shape == (3,) and np.dtype(res.dtype) == np.float32
+    _close(res.asnumpy(), rec["out"])
+    for rec in misc["multi_lars"]:
+        _close(mx.nd.multi_lars(*[mx.nd.array(a) for a in rec["inputs"]], **rec["params"]).asnumpy(),
+               rec["out"])
+    for rec in misc["all_finite"]:
+        a = mx.nd.array(rec["data"])
+        assert mx.nd.all_finite(a).asnumpy().tolist() == rec["all_finite"]
+        assert mx.nd.all_finite(a.astype("float16")).asnumpy().tolist() == rec["dtype16"]
+    for rec in misc["multi_all_finite"]:
+        res = mx.nd.multi_all_finite(*[mx.nd.array(v) for v in rec["data"]],
+                                     num_arrays=len(rec["data"]))
+        assert res.asnumpy().tolist() == rec["out"]
+    a, b = mx.nd.ones((2, 3)), mx.nd.array([5.0, 6.0])
+    assert mx.nd.reset_arrays(a, b, num_arrays=2) == []
+    assert a.asnumpy().tolist() == misc["reset_arrays"]["a"]
+    assert b.asnumpy().tolist() == misc["reset_arrays"]["b"]
+
+
+def test_update_ops_have_no_gradient_rule():
+    for name in ("sgd_update", "adam_update", "lamb_update_phase2", "multi_sum_sq"):
+        assert mx.ops.get(name).gradient is None
+
+
+ERRORS = [e for e in GOLDEN["errors"] if e["error"]]
+
+
+@pytest.mark.parametrize("rec", ERRORS, ids=[e["code"][:40] for e in ERRORS])
+def test_errors_as_mxnet(rec):
+    want = re.sub(r"^Check failed: [^:]*: ", "", rec["error"])
+    with pytest.raises(mx.base.MXNetError, match=re.escape(want)):
+        eval(rec["code"], {"mx": mx}).asnumpy()
