@@ -8,12 +8,20 @@ import neomx as mx
 from neomx import test_utils as tu
 
 
+@pytest.fixture
+def fixed_seed():
+    """A fixed seed: these tests check statistical and finite-difference checkers, whose
+    verdicts may flip for rare draws."""
+    np.random.seed(1234)
+    mx.random.seed(1234)
+
+
 def fc_sym():
     with mx.name.NameManager():
         return mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=3, name="fc")
 
 
-def test_numeric_gradient_passes_on_fully_connected(seed):
+def test_numeric_gradient_passes_on_fully_connected(fixed_seed):
     s = fc_sym()
     loc = {"data": np.random.rand(2, 4), "fc_weight": np.random.rand(3, 4),
            "fc_bias": np.random.rand(3)}
@@ -21,14 +29,14 @@ def test_numeric_gradient_passes_on_fully_connected(seed):
     tu.check_numeric_gradient(s, loc, grad_nodes=["data"], dtype=np.float64)
 
 
-def test_numeric_gradient_fails_on_a_wrong_gradient(seed):
+def test_numeric_gradient_fails_on_a_wrong_gradient(fixed_seed):
     x = mx.sym.Variable("x")
     s = mx.sym.BlockGrad(x) * x  # backward sees only one factor: d/dx = x, not 2x
     with pytest.raises(AssertionError, match="NUMERICAL_x"):
         tu.check_numeric_gradient(s, [np.random.rand(3) + 0.5])
 
 
-def test_numeric_gradient_with_aux_states(seed):
+def test_numeric_gradient_with_aux_states(fixed_seed):
     with mx.name.NameManager():
         s = mx.sym.BatchNorm(mx.sym.Variable("data"), fix_gamma=False, name="bn")
     loc = [np.random.rand(4, 2, 3), np.random.rand(2) + 0.5, np.random.rand(2)]
@@ -48,7 +56,7 @@ def test_symbolic_forward_multi_output_and_errors():
         tu.check_symbolic_forward(s, {"y": v}, [v])
 
 
-def test_symbolic_backward_grad_req_forms(seed):
+def test_symbolic_backward_grad_req_forms(fixed_seed):
     x, y = mx.sym.Variable("x"), mx.sym.Variable("y")
     s = x * y
     xv, yv, og = (np.random.rand(2, 2).astype(np.float32) for _ in range(3))
@@ -64,7 +72,7 @@ def test_symbolic_backward_grad_req_forms(seed):
                                    grad_req={"x": "write", "y": "add"})
 
 
-def test_check_consistency_across_contexts_and_dtypes(seed):
+def test_check_consistency_across_contexts_and_dtypes(fixed_seed):
     s = fc_sym()
     ctx_list = [{"ctx": mx.cpu(0), "data": (2, 4), "type_dict": {"data": np.float64}},
                 {"ctx": mx.cpu(1), "data": (2, 4), "type_dict": {"data": np.float32}},
@@ -76,7 +84,7 @@ def test_check_consistency_across_contexts_and_dtypes(seed):
     tu.check_consistency(s, ctx_list[:2], grad_req="add")
 
 
-def test_check_consistency_fails_on_a_wrong_ground_truth(seed, capsys):
+def test_check_consistency_fails_on_a_wrong_ground_truth(fixed_seed, capsys):
     s = fc_sym()
     ctx_list = [{"ctx": mx.cpu(0), "data": (2, 4)}, {"ctx": mx.cpu(1), "data": (2, 4)}]
     wrong = {"fc_output": np.full((2, 3), 7.0)}
@@ -86,7 +94,7 @@ def test_check_consistency_fails_on_a_wrong_ground_truth(seed, capsys):
     tu.check_consistency(s, ctx_list, ground_truth=wrong, grad_req="null", raise_on_err=False)
 
 
-def test_check_consistency_fails_for_different_symbols(seed):
+def test_check_consistency_fails_for_different_symbols(fixed_seed):
     with mx.name.NameManager():
         a = mx.sym.Activation(mx.sym.Variable("data"), act_type="relu", name="act")
         b = mx.sym.Activation(mx.sym.Variable("data"), act_type="tanh", name="act")

@@ -12,6 +12,14 @@ import neomx as mx
 from neomx import test_utils as tu
 
 
+@pytest.fixture
+def fixed_seed():
+    """A fixed seed: these tests check statistical and finite-difference checkers, whose
+    verdicts may flip for rare draws."""
+    np.random.seed(1234)
+    mx.random.seed(1234)
+
+
 def test_default_context_is_settable():
     assert tu.default_context() == mx.current_context()
     tu.set_default_context(mx.cpu(1))
@@ -92,7 +100,7 @@ def _normal_ppf(q):
     return statistics.NormalDist().inv_cdf(q)
 
 
-def test_verify_generator_accepts_and_rejects(seed):
+def test_verify_generator_accepts_and_rejects(fixed_seed):
     buckets, probs = tu.gen_buckets_probs_with_ppf(_normal_ppf, 5)
     ps = tu.verify_generator(lambda n: np.random.normal(size=n), buckets, probs,
                              nsamples=20000, nrepeat=3)
