@@ -139,29 +139,6 @@ def _fast_key(args, kwargs):
 
 
 # --- direct kernels: arithmetic that validates itself --------------------------------------------
-def _same_shape(fn):
-    """``fn`` for the elemwise_* ops, which need one shape (torch would broadcast)."""
-    def kernel(a, b):
-        if a.shape != b.shape:
-            raise ValueError
-        return fn(a, b)
-    return kernel
-
-
-def _scalar_direct(fn, s):
-    """A scalar op with its scalar: cast to the array's dtype as MXNet does (int32 * 1.5 is *1)."""
-    si = int(s) if s == s and abs(s) != float("inf") else s
-    return lambda t: fn(t, s if t.is_floating_point() else si)
-
-
-def _scalar_inplace(fn_, s):
-    def kernel(t):
-        if not t.is_floating_point():  # (integer arrays: the general path casts the scalar)
-            raise ValueError
-        fn_(t, s)
-    return kernel
-
-
 _INPLACE_FN = {"add": torch.Tensor.add_, "sub": torch.Tensor.sub_, "mul": torch.Tensor.mul_,
                "div": torch.Tensor.div_}
 _BINARY_INPLACE = {"elemwise_add": "add", "broadcast_add": "add", "elemwise_sub": "sub",
@@ -171,57 +148,113 @@ _SCALAR_INPLACE = {"_plus_scalar": "add", "_minus_scalar": "sub", "_mul_scalar":
                    "_div_scalar": "div"}
 
 
-def _direct_kernels(op, p):
-    """(kernel, in-place kernel or None, same_dtype) for the arithmetic ops, or None. Binary
-    kernels run on inputs of one dtype only (no promotion, as in MXNet)."""
-    from ..ops import elemwise as _ew
-    name = op.name
-    if name in _ew.BINARY_FN:
-        fn = _ew.BINARY_FN[name]
-        inplace = _BINARY_INPLACE.get(name)
-        return (fn if name.startswith("broadcast_") else _same_shape(fn),
-                _INPLACE_FN[inplace] if inplace else None, True)
-    if name in _ew.SCALAR_FN:
-        inplace = _SCALAR_INPLACE.get(name)
-        return (_scalar_direct(_ew.SCALAR_FN[name], p.scalar),
-                _scalar_inplace(_INPLACE_FN[inplace], p.scalar) if inplace else None, False)
-    return None
-
-
 def _push(kernel, tensors, reads, writes=()):
     """``kernel(*tensors)`` through the engine, after the work in flight it depends on."""
     return engine.push(lambda: kernel(*tensors), reads=reads, writes=writes)
 
 
+def _binary_runner(fn, fn_, same_shape):
+    """``run(args, out)`` of a binary arithmetic plan: ``fn`` on two arrays of one dtype (and one
+    shape for the elemwise_* ops; torch refuses shapes that do not broadcast), ``fn_`` in place
+    for ``a op= b``. Anything else (promotion, bad shapes, integer division in place) misses,
+    and the general path computes it or raises MXNet's error."""
+    def run(args, out):
+        a, b = args
+        if a.__class__ is not NDArray or b.__class__ is not NDArray or b._ctx is not a._ctx:
+            return _MISS
+        ta, tb = a._data, b._data
+        if ta.dtype != tb.dtype or (same_shape and ta.shape != tb.shape):
+            return _MISS
+        try:
+            if out is None:
+                r = fn(ta, tb) if _idle() else _push(fn, (ta, tb), args)
+            elif out is a and fn_ is not None:
+                if _idle():
+                    fn_(ta, tb)
+                else:
+                    _push(fn_, (ta, tb), (b,), (a,))
+                return a
+            else:
+                return _MISS
+        except (RuntimeError, ValueError):
+            return _MISS
+        if r is ta or r is tb:
+            r = r.clone()
+        res = _new(NDArray)
+        res._data, res._ctx = r, a._ctx
+        return res
+    return run
+
+
+def _scalar_runner(fn, s, fn_):
+    """``run(args, out)`` of an array-scalar plan: the scalar cast to the array's dtype as MXNet
+    does (int32 * 1.5 multiplies by 1); ``fn_`` in place for floating-point ``a op= s``."""
+    si = int(s) if s == s and abs(s) != float("inf") else s
+
+    def run(args, out):
+        x = args[0]
+        if x.__class__ is not NDArray:
+            return _MISS
+        t = x._data
+        try:
+            if out is None:
+                v = s if t.is_floating_point() else si
+                r = fn(t, v) if _idle() else _push(fn, (t, v), args)
+            elif out is x and fn_ is not None and t.is_floating_point():
+                if _idle():
+                    fn_(t, s)
+                else:
+                    _push(fn_, (t, s), (), (x,))
+                return x
+            else:
+                return _MISS
+        except (RuntimeError, ValueError):
+            return _MISS
+        res = _new(NDArray)
+        res._data, res._ctx = r, x._ctx
+        return res
+    return run
+
+
+def _arithmetic_runner(op, p):
+    """The ``run`` of a plan of an arithmetic op (binary or with a scalar), or None."""
+    from ..ops import elemwise as _ew
+    name = op.name
+    if name in _ew.BINARY_FN:
+        inplace = _BINARY_INPLACE.get(name)
+        return _binary_runner(_ew.BINARY_FN[name], _INPLACE_FN[inplace] if inplace else None,
+                              not name.startswith("broadcast_"))
+    if name in _ew.SCALAR_FN:
+        inplace = _SCALAR_INPLACE.get(name)
+        return _scalar_runner(_ew.SCALAR_FN[name], p.scalar,
+                              _INPLACE_FN[inplace] if inplace else None)
+    return None
+
+
 class _Plan:
     """A validated call form of one op (positional NDArray inputs on one context, one output,
-    plain keyword parameters): the parsed Params and the kernel that computes it.
-
-    The kernel is a direct one when there is one (arithmetic, the op's ``fast_kernel``): it
-    validates its inputs itself, raising for the ones it does not take (``same_dtype``: the two
-    inputs must share a dtype, checked here). Otherwise the op's forward runs with a cached
-    ``OpContext``, for inputs whose shapes and dtypes passed the op's rules before. ``inplace``
-    (arithmetic) computes ``a op= b`` into the first input.
+    plain keyword parameters): the parsed Params and how to compute it.
 
     ``run(args, out)`` returns the result NDArray (``out`` itself for an in-place update of
-    ``args[0]``), or ``_MISS`` when the call needs the general path."""
+    ``args[0]``), or ``_MISS`` when the call needs the general path. Arithmetic plans run a
+    generated runner (``_binary_runner``, ``_scalar_runner``: torch's functions directly, and
+    in place for ``a op= b``). Other plans run the op's ``fast_kernel`` when it has one for these
+    parameters (it validates its inputs itself, raising for the ones it does not take), else the
+    op's forward with a cached ``OpContext``, for inputs whose shapes and dtypes passed the op's
+    rules before."""
 
-    __slots__ = ("op", "p", "kernel", "inplace", "same_dtype", "check_id", "oc", "oc_key", "fwd",
-                 "run")
+    __slots__ = ("op", "p", "kernel", "check_id", "oc", "oc_key", "fwd", "run")
 
     def __init__(self, op, p, nargs):
         self.op, self.p = op, p
         self.oc = self.oc_key = None
-        self.inplace, self.same_dtype = None, False
-        direct = _direct_kernels(op, p)
-        if direct is not None:
-            self.kernel, self.inplace, self.same_dtype = direct
-            needs_check = False
-        else:
-            fk = op.fast_kernel(p) if op.fast_kernel is not None else None
-            self.kernel, needs_check = fk if fk is not None else (None, True)
+        fk = op.fast_kernel(p) if op.fast_kernel is not None else None
+        self.kernel, needs_check = fk if fk is not None else (None, True)
         self.check_id = id(p) if needs_check else None
-        self.run = self._run1 if nargs == 1 else self._run2 if nargs == 2 else self._runn
+        run = _arithmetic_runner(op, p) if nargs <= 2 else None
+        if run is not None:
+            self.kernel, self.check_id = run, None
+        self.run = run or (self._run1 if nargs == 1 else self._run2 if nargs == 2 else self._runn)
 
     def _run1(self, args, out):
         a = args[0]
@@ -249,25 +282,12 @@ class _Plan:
         a, b = args
         if a.__class__ is not NDArray or b.__class__ is not NDArray or b._ctx is not a._ctx:
             return _MISS
+        if out is not None:
+            return self._update(args, out)
         ta, tb = a._data, b._data
-        if self.same_dtype:
-            if ta.dtype != tb.dtype:
-                return _MISS
-        elif self.check_id is not None and (self.check_id, ta.shape, tb.shape, ta.dtype,
-                                            tb.dtype) not in _CHECKED:
+        if self.check_id is not None and (self.check_id, ta.shape, tb.shape, ta.dtype,
+                                          tb.dtype) not in _CHECKED:
             return _MISS
-        if out is not None:  # a op= b
-            kernel = self.inplace
-            if out is not a or kernel is None:
-                return _MISS
-            try:
-                if _idle():
-                    kernel(ta, tb)
-                else:
-                    _push(kernel, (ta, tb), (b,), (a,))
-            except (RuntimeError, ValueError):
-                return _MISS  # shapes that do not fit ``a``, integer division: general path
-            return a
         kernel = self.kernel
         if kernel is None:
             kernel = self._forward(a._ctx)
@@ -310,20 +330,8 @@ class _Plan:
         return res
 
     def _update(self, args, out):
-        """``args[0] op= args[1:]`` in place (inputs already checked to be NDArrays on one
-        context), or _MISS."""
-        inplace = self.inplace
-        if out is not args[0] or inplace is None:
-            return _MISS
-        tensors = [a._data for a in args]
-        try:
-            if _idle():
-                inplace(*tensors)
-            else:
-                _push(inplace, tensors, args[1:], (out,))
-        except (RuntimeError, ValueError):
-            return _MISS
-        return out
+        """``op(..., out=args[0])`` in place: only arithmetic plans (their runners) do it."""
+        return _MISS
 
     def record(self, args, res):
         """Put this call onto the autograd tape (the caller records); returns ``res``."""
