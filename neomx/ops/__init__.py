@@ -5,6 +5,7 @@ from . import conv, norm  # noqa: F401  Convolution, Pooling; BatchNorm, Dropout
 from . import matrix, softmax, loss  # noqa: F401  Concat, split, transpose, ...; softmax; loss heads
 from . import math  # noqa: F401  sin, erf, gamma, rint, hypot, smooth_l1, ...
 from . import optimizer_ops  # noqa: F401  sgd_update, adam_update, ..., multi_sum_sq, all_finite
+from . import nn_layers, nn_spatial  # noqa: F401  LayerNorm, Deconvolution, ...; ROIPooling, CTCLoss, ...
 from .registry import OpDef, OpContext, Param, Params, get, find, all_ops, register
 
 __all__ = ["registry", "OpDef", "OpContext", "Param", "Params", "get", "find", "all_ops", "register"]

@@ -1,0 +1,456 @@
+"""Sampling, region and sequence-loss layers: BilinearSampler, GridGenerator,
+SpatialTransformer, ROIPooling, Correlation and CTCLoss (ctc_loss).
+
+Parameter names, defaults, hidden outputs and check messages follow MXNet 1.9.1
+(``src/operator/bilinear_sampler.cc``, ``grid_generator.cc``, ``spatial_transformer.cc``,
+``roi_pooling.cc``, ``correlation.cc``, ``nn/ctc_loss.cc``). Gradients replay the forward
+under torch autograd (:func:`neomx.ops.nn_layers.replay_op`).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as TF
+
+from .nn_layers import replay_op, set_shape
+from .registry import Param, ShapeError, _sh
+
+
+# --- GridGenerator -------------------------------------------------------------------------------
+_GG_PARAMS = (
+    Param("transform_type", "str", doc="The type of transformation. For `affine`, input data "
+                                       "should be an affine matrix of size (batch, 6). For "
+                                       "`warp`, input data should be an optical flow of size "
+                                       "(batch, 2, h, w).", choices=("affine", "warp")),
+    Param("target_shape", "shape", (0, 0), "Specifies the output shape (H, W). This is required "
+                                           "if transformation type is `affine`. If "
+                                           "transformation type is `warp`, this parameter is "
+                                           "ignored."),
+)
+
+
+def _gg_infer_shape(p, ins, outs):
+    data = ins[0]
+    if p.transform_type == "affine":
+        h, w = (tuple(p.target_shape) + (0, 0))[:2]
+        if h <= 0:
+            raise ShapeError(f"Check failed: param_.target_shape[0] > 0U ({h} vs. 0) : "
+                             f"incorrect target_shape: {h}")
+        if w <= 0:
+            raise ShapeError(f"Check failed: param_.target_shape[1] > 0U ({w} vs. 0) : "
+                             f"incorrect target_shape: {w}")
+        if not data:
+            return ins, outs
+        if len(data) != 2 or (data[1] and data[1] != 6):
+            raise ShapeError(f"Check failed: dshape.ndim() == 2U && dshape[1] == 6U: incorrect "
+                             f"data shape {_sh(data)}, should be (batch, 6)")
+        return [(data[0], 6)], [(data[0], 2, h, w), (3, h * w)]
+    if not data:
+        return ins, outs
+    if len(data) != 4 or data[1] != 2:
+        raise ShapeError(f"Check failed: dshape.ndim() == 4U && dshape[1] == 2U: incorrect data "
+                         f"shape {_sh(data)}, should be (batch, 2, height, width)")
+    return [tuple(data)], [tuple(data), (2, data[2], data[3])]
+
+
+def _base_grid(h, w, like):
+    """(3, h*w): normalized x, y in [-1, 1] (row-major over the target) and ones."""
+    ys = torch.linspace(-1, 1, h, dtype=like.dtype, device=like.device) if h > 1 else \
+        torch.full((1,), -1.0, dtype=like.dtype, device=like.device)
+    xs = torch.linspace(-1, 1, w, dtype=like.dtype, device=like.device) if w > 1 else \
+        torch.full((1,), -1.0, dtype=like.dtype, device=like.device)
+    gy, gx = torch.meshgrid(ys, xs, indexing="ij")
+    return torch.stack([gx.reshape(-1), gy.reshape(-1), torch.ones_like(gx).reshape(-1)])
+
+
+def _gg_compute(p, ins):
+    x = ins[0]
+    if p.transform_type == "affine":
+        h, w = p.target_shape
+        grid = torch.matmul(x.reshape(-1, 2, 3), _base_grid(h, w, x))
+        return grid.reshape(x.shape[0], 2, h, w)
+    n, _, h, w = x.shape
+    xs = torch.arange(w, dtype=x.dtype, device=x.device).reshape(1, w)
+    ys = torch.arange(h, dtype=x.dtype, device=x.device).reshape(h, 1)
+    gx = (x[:, 0] + xs) / ((w - 1) / 2.0) - 1
+    gy = (x[:, 1] + ys) / ((h - 1) / 2.0) - 1
+    return torch.stack([gx, gy], dim=1)
+
+
+def _gg_forward(p, ins, oc):
+    x = ins[0]
+    if p.transform_type == "affine":
+        h, w = p.target_shape
+        return _gg_compute(p, ins), _base_grid(h, w, x)
+    return _gg_compute(p, ins), torch.zeros((2,) + tuple(x.shape[2:]), dtype=x.dtype,
+                                             device=x.device)
+
+
+replay_op(
+    "GridGenerator", _gg_compute, _gg_forward, _gg_infer_shape, params=_GG_PARAMS,
+    num_hidden_outputs=1,
+    doc="Generates 2D sampling grid for bilinear sampling.\n\n"
+        "``affine``: ``data`` ``(batch, 6)`` holds 2x3 matrices applied to the target's\n"
+        "normalized coordinates (x, y in [-1, 1] over ``target_shape``); ``warp``: ``data``\n"
+        "``(batch, 2, h, w)`` is a flow in pixels added to each pixel's position, then\n"
+        "normalized. The output ``(batch, 2, h, w)`` holds x then y.")
+
+
+# --- BilinearSampler -----------------------------------------------------------------------------
+_BS_PARAMS = (Param("cudnn_off", "bool", None, "whether to turn cudnn off (ignored)",
+                    optional=True),)
+
+
+def _bs_infer_shape(p, ins, outs):
+    ins = list(ins)
+    data, grid = ins
+    if not data or not grid:
+        return ins, outs
+    if len(data) != 4:
+        raise ShapeError(f"Check failed: dshape.ndim() == 4U ({len(data)} vs. 4) : input data "
+                         "should be 4D in batch-num_filter-y-x")
+    if len(grid) != 4:
+        raise ShapeError(f"Check failed: lshape.ndim() == 4U ({len(grid)} vs. 4) : incorrect "
+                         "grid shape, should be 4D in batch-2-y-x")
+    if grid[0] != data[0]:
+        raise ShapeError(f"Check failed: dshape[0] == lshape[0] ({data[0]} vs. {grid[0]}) : "
+                         "incorrect batch size")
+    if grid[1] != 2:
+        raise ShapeError(f"Check failed: lshape[1] == 2U ({grid[1]} vs. 2) : incorrect grid "
+                         "shape[1], should be 2")
+    out = (data[0], data[1], grid[2], grid[3])
+    return [tuple(data), tuple(grid)], [out, (data[0], grid[2], grid[3], 2)]
+
+
+def bilinear_sample(x, grid):
+    """MXNet's bilinear sampling: grid (N, 2, h, w) in [-1, 1] mapped to corners (align
+    corners), zero outside the input."""
+    return TF.grid_sample(x, grid.permute(0, 2, 3, 1), mode="bilinear", padding_mode="zeros",
+                          align_corners=True)
+
+
+replay_op(
+    "BilinearSampler", lambda p, ins: bilinear_sample(*ins),
+    lambda p, ins, oc: (bilinear_sample(*ins), ins[1].permute(0, 2, 3, 1).contiguous()),
+    _bs_infer_shape, params=_BS_PARAMS, inputs=("data", "grid"), num_hidden_outputs=1,
+    doc="Applies bilinear sampling to input feature map.\n\n"
+        "``out[n, c, i, j]`` is ``data[n, c]`` sampled bilinearly at ``x = (grid[n, 0, i, j] +\n"
+        "1) * (W - 1) / 2``, ``y = (grid[n, 1, i, j] + 1) * (H - 1) / 2``; samples outside the\n"
+        "input count as zero.")
+
+
+# --- SpatialTransformer --------------------------------------------------------------------------
+_ST_PARAMS = (
+    Param("target_shape", "shape", (0, 0), "output shape(h, w) of spatial transformer: (y, x)"),
+    Param("transform_type", "str", doc="transformation type", choices=("affine",)),
+    Param("sampler_type", "str", doc="sampling type", choices=("bilinear",)),
+    Param("cudnn_off", "bool", None, "whether to turn cudnn off (ignored)", optional=True),
+)
+
+
+def _st_infer_shape(p, ins, outs):
+    ins = list(ins)
+    data = ins[0]
+    if not data:
+        return ins, outs
+    if len(data) != 4:
+        raise ShapeError(f"Check failed: dshape.ndim() == 4U ({len(data)} vs. 4) : input data "
+                         "should be 4D in batch-num_filter-y-x")
+    h, w = p.target_shape
+    if h <= 0 or w <= 0:
+        raise ShapeError("Check failed: param_.target_shape[0] > 0U && param_.target_shape[1] > "
+                         "0U: incorrect target_shape: " + _sh(p.target_shape))
+    set_shape(ins, 1, (data[0], 6))
+    return ins, [(data[0], data[1], h, w), (3, h * w), (data[0], 2, h, w)]
+
+
+def _st_compute(p, ins):
+    x, loc = ins
+    h, w = p.target_shape
+    grid = torch.matmul(loc.reshape(-1, 2, 3), _base_grid(h, w, x)).reshape(x.shape[0], 2, h, w)
+    return bilinear_sample(x, grid)
+
+
+def _st_forward(p, ins, oc):
+    x, loc = ins
+    h, w = p.target_shape
+    dst = _base_grid(h, w, x)
+    src = torch.matmul(loc.reshape(-1, 2, 3), dst).reshape(x.shape[0], 2, h, w)
+    return bilinear_sample(x, src), dst, src
+
+
+replay_op(
+    "SpatialTransformer", _st_compute, _st_forward, _st_infer_shape, params=_ST_PARAMS,
+    inputs=("data", "loc"), num_hidden_outputs=2,
+    doc="Applies a spatial transformer to input feature map.\n\n"
+        "``BilinearSampler(data, GridGenerator(loc, 'affine', target_shape))``: ``loc`` holds\n"
+        "one 2x3 affine matrix per sample.")
+
+
+# --- ROIPooling ----------------------------------------------------------------------------------
+_ROI_PARAMS = (
+    Param("pooled_size", "shape", doc="ROI pooling output shape (h,w) "),
+    Param("spatial_scale", "float", doc="Ratio of input feature map height (or w) to raw image "
+                                        "height (or w). Equals the reciprocal of total stride in "
+                                        "convolutional layers"),
+)
+
+
+def _roi_infer_shape(p, ins, outs):
+    data, rois = ins
+    if not data or not rois:
+        return ins, outs
+    if len(data) != 4:
+        raise ShapeError(f"Check failed: dshape.ndim() == 4U ({len(data)} vs. 4) : data should be "
+                         "a 4D tensor")
+    if len(rois) != 2:
+        raise ShapeError(f"Check failed: bshape.ndim() == 2U ({len(rois)} vs. 2) : bbox should be "
+                         "a 2D tensor of shape [batch, 5]")
+    if rois[1] != 5:
+        raise ShapeError(f"Check failed: bshape[1] == 5U ({rois[1]} vs. 5) : bbox should be a 2D "
+                         "tensor of shape [batch, 5]")
+    out = (rois[0], data[1]) + tuple(p.pooled_size)
+    return [tuple(data), tuple(rois)], [out, out]
+
+
+def _c_round(v):
+    """C's round(): halves away from zero."""
+    return int(math.floor(v + 0.5)) if v >= 0 else -int(math.floor(-v + 0.5))
+
+
+def _roi_bins(p, roi, height, width):
+    """Yield (ph, pw, h0, h1, w0, w1) for one roi, in float32 as MXNet computes them."""
+    f32 = np.float32
+    scale = f32(p.spatial_scale)
+    x1, y1, x2, y2 = (_c_round(float(f32(v) * scale)) for v in roi[1:5])
+    rh, rw = max(y2 - y1 + 1, 1), max(x2 - x1 + 1, 1)
+    ph_n, pw_n = p.pooled_size
+    bh, bw = f32(rh) / f32(ph_n), f32(rw) / f32(pw_n)
+    for ph in range(ph_n):
+        h0 = min(max(int(math.floor(f32(ph) * bh)) + y1, 0), height)
+        h1 = min(max(int(math.ceil(f32(ph + 1) * bh)) + y1, 0), height)
+        for pw in range(pw_n):
+            w0 = min(max(int(math.floor(f32(pw) * bw)) + x1, 0), width)
+            w1 = min(max(int(math.ceil(f32(pw + 1) * bw)) + x1, 0), width)
+            yield ph, pw, h0, h1, w0, w1
+
+
+def _roi_pool(p, x, rois):
+    """(output, argmax as flat index into the feature map, -1 for empty bins)."""
+    n_rois, c = rois.shape[0], x.shape[1]
+    height, width = x.shape[2], x.shape[3]
+    vals, idxs = [], []
+    zero = x.new_zeros((c,))
+    empty = torch.full((c,), -1, dtype=torch.int64, device=x.device)
+    for r, roi in enumerate(rois.detach().cpu().tolist()):
+        b = int(roi[0])
+        for ph, pw, h0, h1, w0, w1 in _roi_bins(p, roi, height, width):
+            if h1 <= h0 or w1 <= w0:
+                vals.append(zero)
+                idxs.append(empty)
+                continue
+            region = x[b, :, h0:h1, w0:w1].reshape(c, -1)
+            v, i = region.max(dim=1)
+            vals.append(v)
+            idxs.append((h0 + i // (w1 - w0)) * width + w0 + i % (w1 - w0))
+    shape = (n_rois,) + tuple(p.pooled_size) + (c,)
+    if not vals:
+        out = x.new_zeros(shape)
+        return out.permute(0, 3, 1, 2), out.permute(0, 3, 1, 2)
+    out = torch.stack(vals).reshape(shape).permute(0, 3, 1, 2).contiguous()
+    arg = torch.stack(idxs).reshape(shape).permute(0, 3, 1, 2).to(x.dtype).contiguous()
+    return out, arg
+
+
+replay_op(
+    "ROIPooling", lambda p, ins: _roi_pool(p, *ins)[0], lambda p, ins, oc: _roi_pool(p, *ins),
+    _roi_infer_shape, params=_ROI_PARAMS, inputs=("data", "rois"), no_grad=(1,),
+    num_hidden_outputs=1, no_grad_inputs=("rois",),
+    doc="Performs region of interest(ROI) pooling on the input array.\n\n"
+        "Each row of ``rois`` is ``[batch_index, x1, y1, x2, y2]`` in image coordinates; it is\n"
+        "scaled by ``spatial_scale``, rounded, split into ``pooled_size`` bins and each bin\n"
+        "max-pooled (empty bins give 0). The output is ``(num_rois, channels, ph, pw)``.")
+
+
+# --- Correlation ---------------------------------------------------------------------------------
+_CORR_PARAMS = (
+    Param("kernel_size", "int", 1, "kernel size for Correlation must be an odd number"),
+    Param("max_displacement", "int", 1, "Max displacement of Correlation "),
+    Param("stride1", "int", 1, "stride1 quantize data1 globally"),
+    Param("stride2", "int", 1, "stride2 quantize data2 within the neighborhood centered around "
+                               "data1"),
+    Param("pad_size", "int", 0, "pad for Correlation"),
+    Param("is_multiply", "bool", True, "operation type is either multiplication or subduction"),
+)
+
+
+def _corr_geometry(p, h, w):
+    """(top_h, top_w, grid radius, grid width)."""
+    kr = (p.kernel_size - 1) // 2
+    border = p.max_displacement + kr
+    top_w = int(math.ceil((w + 2 * p.pad_size - 2 * border) / p.stride1))
+    top_h = int(math.ceil((h + 2 * p.pad_size - 2 * border) / p.stride1))
+    radius = p.max_displacement // p.stride2
+    return top_h, top_w, radius, 2 * radius + 1
+
+
+def _corr_infer_shape(p, ins, outs):
+    ins = list(ins)
+    a = ins[0] if ins[0] else ins[1]
+    if not a:
+        return ins, outs
+    a = tuple(a)
+    if len(a) != 4:
+        raise ShapeError(f"Check failed: dshape1.ndim() == 4U ({len(a)} vs. 4) : data should be "
+                         "a 4D tensor")
+    set_shape(ins, 0, a)
+    set_shape(ins, 1, a)
+    top_h, top_w, _, gw = _corr_geometry(p, a[2], a[3])
+    if top_w < 1:
+        raise ShapeError(f"Check failed: top_width_ >= 1U ({max(top_w, 0)} vs. 1) : Correlation "
+                         "cannot be done with current settings.Neighborhood and kernel don't fit "
+                         "in blob")
+    if top_h < 1:
+        raise ShapeError(f"Check failed: top_height_ >= 1U ({max(top_h, 0)} vs. 1) : Correlation "
+                         "cannot be done with current settings.Neighborhood and kernel don't fit "
+                         "in blob")
+    padded = (a[0], a[2] + 2 * p.pad_size, a[3] + 2 * p.pad_size, a[1])
+    return ins, [(a[0], gw * gw, top_h, top_w), padded, padded]
+
+
+def _corr_compute(p, ins):
+    x1, x2 = ins
+    pad = [p.pad_size] * 4
+    a, b = TF.pad(x1, pad), TF.pad(x2, pad)
+    c = x1.shape[1]
+    top_h, top_w, radius, _ = _corr_geometry(p, x1.shape[2], x1.shape[3])
+    k, md, s1 = p.kernel_size, p.max_displacement, p.stride1
+    lh, lw = (top_h - 1) * s1 + k, (top_w - 1) * s1 + k
+    win_a = a[:, :, md:md + lh, md:md + lw]
+    planes = []
+    for py in range(-radius, radius + 1):
+        for px in range(-radius, radius + 1):
+            dy, dx = py * p.stride2, px * p.stride2
+            win_b = b[:, :, md + dy:md + dy + lh, md + dx:md + dx + lw]
+            prod = win_a * win_b if p.is_multiply else (win_a - win_b).abs()
+            planes.append(prod.sum(dim=1))
+    stacked = torch.stack(planes, dim=1)  # (N, D, lh, lw)
+    summed = TF.avg_pool2d(stacked, k, s1) if k > 1 or s1 > 1 else stacked
+    return summed[:, :, :top_h, :top_w] / c
+
+
+def _corr_forward(p, ins, oc):
+    pad = [p.pad_size] * 4
+    return (_corr_compute(p, ins), TF.pad(ins[0], pad).permute(0, 2, 3, 1).contiguous(),
+            TF.pad(ins[1], pad).permute(0, 2, 3, 1).contiguous())
+
+
+replay_op(
+    "Correlation", _corr_compute, _corr_forward, _corr_infer_shape, params=_CORR_PARAMS,
+    inputs=("data1", "data2"), num_hidden_outputs=2,
+    doc="Applies correlation to inputs (FlowNet).\n\n"
+        "For each displacement ``(dy, dx)`` (multiples of ``stride2`` up to\n"
+        "``max_displacement``) and each output position (every ``stride1`` pixels of the\n"
+        "``pad_size``-padded data1, inside the border), the mean over a ``kernel_size`` window\n"
+        "and the channels of ``data1 * data2`` shifted (or ``|data1 - data2|`` when not\n"
+        "``is_multiply``). Output: ``(batch, (2*(max_displacement//stride2)+1)**2, top_h,\n"
+        "top_w)``.")
+
+
+# --- CTCLoss -------------------------------------------------------------------------------------
+_CTC_PARAMS = (
+    Param("use_data_lengths", "bool", False, "Whether the data lenghts are decided by "
+                                             "`data_lengths`. If false, the lengths are equal to "
+                                             "the max sequence length."),
+    Param("use_label_lengths", "bool", False, "Whether the label lenghts are decided by "
+                                              "`label_lengths`, or derived from `padding_mask`. "
+                                              "If false, the lengths are derived from the first "
+                                              "occurrence of the value of `padding_mask`. The "
+                                              "value of `padding_mask` is ``0`` when first CTC "
+                                              "label is reserved for blank, and ``-1`` when last "
+                                              "label is reserved for blank. See `blank_label`."),
+    Param("blank_label", "str", "first", "Set the label that is reserved for blank label.If "
+                                         "\"first\", 0-th label is reserved, and label values "
+                                         "for tokens in the vocabulary are between ``1`` and "
+                                         "``alphabet_size-1``, and the padding mask is ``-1``. "
+                                         "If \"last\", last label value ``alphabet_size-1`` is "
+                                         "reserved for blank label instead, and label values "
+                                         "for tokens in the vocabulary are between ``0`` and "
+                                         "``alphabet_size-2``, and the padding mask is ``0``.",
+          choices=("first", "last")),
+)
+
+
+def _ctc_inputs(p):
+    return (("data", "label") + (("data_lengths",) if p.use_data_lengths else ())
+            + (("label_lengths",) if p.use_label_lengths else ()))
+
+
+def _ctc_infer_shape(p, ins, outs):
+    ins = list(ins)
+    data, label = ins[0], ins[1]
+    if not data or not label:
+        return ins, outs
+    if len(data) != 3:
+        raise ShapeError(f"Check failed: dshape.ndim() == 3U ({len(data)} vs. 3) : The data "
+                         "array must be of rank 3.")
+    if data[1] != label[0]:
+        raise ShapeError(f"Check failed: dshape[1] == lshape[0] ({data[1]} vs. {label[0]}) : The "
+                         "batch size for the labels and data arrays must be the same.")
+    for i in range(2, len(ins)):
+        set_shape(ins, i, (data[1],))
+    return ins, [(data[1],), tuple(data)]
+
+
+def _ctc_labels(p, ins):
+    """(targets (N, L) int64, target lengths) with MXNet's padding rules."""
+    label = ins[1].to(torch.int64)
+    if p.use_label_lengths:
+        lens = ins[-1].to(torch.int64)
+    else:
+        pad = 0 if p.blank_label == "first" else -1
+        is_pad = label == pad
+        first = torch.where(is_pad.any(dim=1), is_pad.to(torch.int64).argmax(dim=1),
+                            torch.full_like(label[:, 0], label.shape[1]))
+        lens = first
+    return label.clamp(min=0), lens
+
+
+def _ctc_compute(p, ins):
+    data = ins[0]
+    t, n, c = data.shape
+    if p.use_data_lengths:
+        dlens = ins[2].to(torch.int64)
+    else:
+        dlens = torch.full((n,), t, dtype=torch.int64, device=data.device)
+    targets, tlens = _ctc_labels(p, ins)
+    blank = 0 if p.blank_label == "first" else c - 1
+    logp = torch.log_softmax(data.double() if data.dtype != torch.float64 else data, dim=2)
+    loss = TF.ctc_loss(logp, targets, dlens, tlens, blank=blank, reduction="none",
+                       zero_infinity=False)
+    return loss.to(data.dtype)
+
+
+def _ctc_forward(p, ins):
+    data = ins[0]
+    with torch.enable_grad():
+        x = data.detach().requires_grad_(True)
+        loss = _ctc_compute(p, [x] + list(ins[1:]))
+        (grad,) = torch.autograd.grad(loss.sum(), x)
+    return loss.detach(), grad
+
+
+replay_op(
+    "CTCLoss", _ctc_compute, lambda p, ins, oc: _ctc_forward(p, ins), _ctc_infer_shape,
+    params=_CTC_PARAMS, inputs=_ctc_inputs, outputs=("output0",), num_hidden_outputs=1,
+    no_grad=lambda p: tuple(range(1, len(_ctc_inputs(p)))),
+    no_grad_inputs=("label", "data_lengths", "label_lengths"), hint="ctcloss",
+    aliases=("ctc_loss", "_contrib_CTCLoss", "_contrib_ctc_loss"),
+    doc="Connectionist Temporal Classification Loss.\n\n"
+        "``data`` ``(seq_len, batch, alphabet)`` holds unnormalized scores (softmax is applied\n"
+        "inside); ``label`` ``(batch, max_label_len)`` holds the label sequences, padded with 0\n"
+        "(``blank_label='first'``: blank is class 0) or -1 (``'last'``: blank is the last\n"
+        "class), unless ``label_lengths`` gives their lengths; ``data_lengths`` the sequence\n"
+        "lengths. The output ``(batch,)`` is each sequence's negative log-likelihood.")
