@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 import ast
+import os
+import platform
+
 import numpy as np
 import torch
 
 __all__ = ["MXNetError", "NotSupportedForSparseNDArray", "NotImplementedForSymbol",
-           "string_types", "numeric_types", "integer_types", "py_str", "_as_list", "mx_real_t", "dtype_np", "dtype_torch", "dtype_code", "dtype_from_code",
-           "dtype_name", "shape_str", "parse_shape"]
+           "string_types", "numeric_types", "integer_types", "py_str", "_as_list", "data_dir",
+           "data_dir_default", "mx_real_t", "dtype_np", "dtype_torch", "dtype_code",
+           "dtype_from_code", "dtype_name", "shape_str", "parse_shape"]
 
 string_types = (str,)
 integer_types = (int, np.integer)
@@ -49,6 +53,18 @@ class NotImplementedForSymbol(MXNetError):
 def py_str(x: bytes) -> str:
     """Bytes from a C string as ``str`` (UTF-8), as MXNet's ``base.py_str``."""
     return x.decode("utf-8")
+
+
+def data_dir_default() -> str:
+    """MXNet's default data folder: ``%APPDATA%/mxnet`` on Windows, else ``~/.mxnet``."""
+    if platform.system() == "Windows":
+        return os.path.join(os.environ.get("APPDATA", ""), "mxnet")
+    return os.path.join(os.path.expanduser("~"), ".mxnet")
+
+
+def data_dir() -> str:
+    """The data folder (datasets, models): ``$MXNET_HOME``, else :func:`data_dir_default`."""
+    return os.getenv("MXNET_HOME", data_dir_default())
 
 
 def _as_list(obj):

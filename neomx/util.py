@@ -135,3 +135,77 @@ def setenv(name: str, value) -> None:
         os.environ.pop(name, None)
     else:
         os.environ[name] = value
+
+
+# NumPy array semantics (mx.np ndarrays from every operator) are the NumPy interface, which
+# neomx does not have either: the same rule as for shapes.
+def is_np_array() -> bool:
+    """Whether NumPy array semantics are on: always False in neomx."""
+    return False
+
+
+def set_np(shape=True, array=True):
+    """Turn NumPy shape and array semantics off (``set_np(False, False)``, a no-op); turning
+    either on raises MXNetError (neomx has no NumPy interface)."""
+    if shape or array:
+        raise _np_shape_error()
+
+
+def reset_np():
+    """Deactivate NumPy shape and array semantics (they are never active in neomx)."""
+    set_np(shape=False, array=False)
+
+
+def np_array(active=True) -> _NumpyShapeScope:
+    """A scope for ``with`` that turns NumPy array semantics on (raises MXNetError) or off."""
+    return _NumpyShapeScope(active)
+
+
+def use_np_array(func):
+    """Decorator running ``func`` with NumPy array semantics: calling it raises MXNetError."""
+    return use_np_shape(func)
+
+
+def use_np(func):
+    """Decorator running ``func`` with NumPy shape and array semantics: calling it raises
+    MXNetError."""
+    return use_np_shape(func)
+
+
+def set_module(module):
+    """Decorator setting ``__module__`` of a function or class (unless ``module`` is None)."""
+    def decorator(func):
+        if module is not None:
+            func.__module__ = module
+        return func
+    return decorator
+
+
+def get_gpu_memory(gpu_dev_id: int):
+    """(free, total) bytes of GPU ``gpu_dev_id``.
+
+    Raises
+    ------
+    MXNetError
+        No such GPU.
+    """
+    import torch
+    from .base import MXNetError
+    if not 0 <= int(gpu_dev_id) < get_gpu_count():
+        raise MXNetError(f"get_gpu_memory: no GPU {gpu_dev_id} ({get_gpu_count()} visible)")
+    free, total = torch.cuda.mem_get_info(int(gpu_dev_id))
+    return free, total
+
+
+def get_cuda_compute_capability(ctx) -> int:
+    """CUDA compute capability of a GPU context as ``major * 10 + minor`` (e.g. 90)."""
+    if ctx.device_type != "gpu":
+        raise ValueError("Expecting a gpu context to get cuda compute capability, "
+                         "while received ctx {}".format(str(ctx)))
+    import torch
+    from .base import MXNetError
+    if not 0 <= ctx.device_id < get_gpu_count():
+        raise MXNetError(f"get_cuda_compute_capability: no GPU {ctx.device_id} "
+                         f"({get_gpu_count()} visible)")
+    major, minor = torch.cuda.get_device_capability(ctx.device_id)
+    return major * 10 + minor

@@ -248,3 +248,33 @@ def test_mnist_ubyte_error_names_the_files(tmp_path, monkeypatch):
     monkeypatch.setattr(mnist_mod, "embedded_mnist_path", lambda: None)
     with pytest.raises(mx.MXNetError, match="train-images-idx3-ubyte"):
         tu.get_mnist_ubyte()
+
+
+def test_util_np_array_family_and_small_helpers(monkeypatch, tmp_path):
+    assert mx.util.is_np_array() is False
+    mx.util.reset_np()
+    mx.util.set_np(shape=False, array=False)
+    for call in (lambda: mx.util.set_np(), lambda: mx.util.set_np(shape=False),
+                 lambda: mx.util.use_np(lambda: 1)(), lambda: mx.util.use_np_array(len)([])):
+        with pytest.raises(mx.MXNetError):
+            call()
+    with mx.util.np_array(False):
+        pass
+
+    @mx.util.set_module("neomx.example")
+    def f():
+        pass
+    assert f.__module__ == "neomx.example"
+    with pytest.raises(ValueError, match="Expecting a gpu context"):
+        mx.util.get_cuda_compute_capability(mx.cpu())
+    if mx.num_gpus() == 0:
+        with pytest.raises(mx.MXNetError):
+            mx.util.get_gpu_memory(0)
+    else:
+        free, total = mx.util.get_gpu_memory(0)
+        assert 0 < free <= total
+        assert mx.util.get_cuda_compute_capability(mx.gpu(0)) >= 30
+    monkeypatch.setenv("MXNET_HOME", str(tmp_path))
+    assert mx.base.data_dir() == str(tmp_path)
+    monkeypatch.delenv("MXNET_HOME")
+    assert mx.base.data_dir() == mx.base.data_dir_default()
