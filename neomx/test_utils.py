@@ -111,10 +111,28 @@ def default_numeric_eps():
             np.dtype(np.float64): 1.0 / 2**14}
 
 
+def _tf32_enabled(ctx) -> bool:
+    """Whether float32 work on ``ctx`` may run in TF32: a GPU of compute capability 8.0 or
+    newer, TF32 allowed in torch (cuDNN's default) and not vetoed by NVIDIA_TF32_OVERRIDE=0."""
+    if ctx is None or getattr(ctx, "device_type", None) != "gpu":
+        return False
+    try:
+        import torch
+        from .util import get_cuda_compute_capability
+        allowed = torch.backends.cudnn.allow_tf32 or torch.backends.cuda.matmul.allow_tf32
+        return (allowed and get_cuda_compute_capability(ctx) >= 80
+                and os.environ.get("NVIDIA_TF32_OVERRIDE") != "0")
+    except Exception:  # noqa: BLE001 -- no usable GPU: no TF32
+        return False
+
+
 def effective_dtype(dat):
-    """The dtype that decides ``dat``'s tolerance (its own: neomx never computes float32 in
-    TF32 behind the caller's back)."""
-    return np.dtype(dat.dtype)
+    """The dtype that decides ``dat``'s tolerance: its own, except float32 results on a GPU
+    that computes in TF32 (compute capability >= 8.0), which get float16's (as MXNet)."""
+    dtype = np.dtype(dat.dtype)
+    if dtype == np.float32 and _tf32_enabled(getattr(dat, "ctx", None)):
+        return np.dtype(np.float16)
+    return dtype
 
 
 def get_tolerance(dat, tol, default_tol):

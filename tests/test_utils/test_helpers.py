@@ -278,3 +278,21 @@ def test_util_np_array_family_and_small_helpers(monkeypatch, tmp_path):
     assert mx.base.data_dir() == str(tmp_path)
     monkeypatch.delenv("MXNET_HOME")
     assert mx.base.data_dir() == mx.base.data_dir_default()
+
+
+def test_effective_dtype_tf32_rule(monkeypatch):
+    import neomx.util
+    assert tu.effective_dtype(np.ones(1, np.float32)) == np.float32
+    assert tu.effective_dtype(mx.nd.ones(1)) == np.float32  # cpu: no TF32
+
+    class FakeGpuArray:
+        dtype = np.float32
+        ctx = mx.gpu(0)
+    monkeypatch.setattr(neomx.util, "get_cuda_compute_capability", lambda ctx: 90)
+    assert tu.effective_dtype(FakeGpuArray()) == np.float16
+    assert tu.get_tols(FakeGpuArray(), np.ones(1, np.float32), None, None) == (1e-2, 1e-1)
+    monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", "0")
+    assert tu.effective_dtype(FakeGpuArray()) == np.float32
+    monkeypatch.delenv("NVIDIA_TF32_OVERRIDE")
+    monkeypatch.setattr(neomx.util, "get_cuda_compute_capability", lambda ctx: 75)
+    assert tu.effective_dtype(FakeGpuArray()) == np.float32
