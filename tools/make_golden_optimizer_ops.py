@@ -147,6 +147,56 @@ def misc_cases():
     return out
 
 
+MULTI_SHAPES = [(2, 3), (4,)]
+
+
+def multi_cases():
+    """The multi-tensor SGD forms: two weights of different shapes, two steps each."""
+    out = []
+    for pre in (False, True):
+        for mp in (False, True):
+            for mom in (False, True):
+                op = ("preloaded_" if pre else "") + "multi_" + ("mp_" if mp else "") + \
+                    ("sgd_mom_update" if mom else "sgd_update")
+                for v, extra in enumerate([{}, {"rescale_grad": 0.5, "clip_gradient": 0.4}]):
+                    cid = "%s/%d" % (op, v)
+                    r = rng_for("optimizer/" + cid)
+                    dt = np.float16 if mp else np.float32
+                    lrs, wds = (0.1, 0.05), (0.01, 0.0)
+                    params = dict(extra, num_weights=2)
+                    if mom:
+                        params["momentum"] = 0.9
+                    if not pre:
+                        params.update(lrs=lrs, wds=wds)
+                    ws = [r.uniform(-1, 1, s).astype(dt) for s in MULTI_SHAPES]
+                    grads = [[r.uniform(-2, 2, s).astype(dt) for s in MULTI_SHAPES] for _ in range(2)]
+                    w_nd = [mx.nd.array(w, dtype=dt) for w in ws]
+                    moms = [mx.nd.zeros(s) for s in MULTI_SHAPES]
+                    w32 = [mx.nd.array(w.astype(np.float32)) for w in ws]
+                    rec = OrderedDict([("id", cid), ("op", op), ("params", params),
+                                       ("dtype", np.dtype(dt).name), ("mp", mp), ("mom", mom),
+                                       ("preloaded", pre), ("lrs", lrs), ("wds", wds),
+                                       ("weights", [w.tolist() for w in ws]),
+                                       ("grads", [[g.tolist() for g in gs] for gs in grads]),
+                                       ("steps", [])])
+                    for gs in grads:
+                        data = []
+                        for i in range(2):
+                            data += [w_nd[i], mx.nd.array(gs[i], dtype=dt)]
+                            if mom:
+                                data.append(moms[i])
+                            if mp:
+                                data.append(w32[i])
+                        if pre:
+                            data += [mx.nd.array(lrs), mx.nd.array(wds)]
+                        getattr(mx.nd, op)(*data, out=w_nd, **params)
+                        rec["steps"].append({"weights": [w.asnumpy().tolist() for w in w_nd],
+                                             "moms": [m.asnumpy().tolist() for m in moms],
+                                             "weight32": [w.asnumpy().tolist() for w in w32]})
+                    out.append(rec)
+    return out
+
+
 ERRORS = [
     "mx.nd.sgd_update(mx.nd.ones((2, 3)), mx.nd.ones((2, 3)))",
     "mx.nd.sgd_update(mx.nd.ones((2, 3)), mx.nd.ones((3, 2)), lr=0.1)",
@@ -168,6 +218,7 @@ def main():
         out["steps"].append(run_steps(op, op, states, params, dtype=np.float16, mp=True))
     out["lamb"] = lamb_cases()
     out["misc"] = misc_cases()
+    out["multi"] = multi_cases()
     out["errors"] = []
     for code in ERRORS:
         try:

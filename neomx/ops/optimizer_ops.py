@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .registry import OpDef, Param, TypeInferError, assign_shape, register, same_shape, same_type
+from .registry import OpDef, Param, Params, TypeInferError, assign_shape, register, same_shape, same_type
 
 _F = np.float32
 
@@ -429,3 +429,130 @@ register(OpDef("reset_arrays", _reset, lambda p, ins, outs: (ins, outs), inputs=
                infer_type=lambda p, ins, outs: (ins, outs),
                params=(Param("num_arrays", "int", doc="number of input arrays."),),
                doc="Sets every input array to zero in place (no outputs)."))
+
+
+# --- multi-tensor SGD: num_weights groups in one call ----------------------------------------------
+# MXNet interleaves each weight's arrays in the call (weight_0, grad_0, mom_0, weight_1, ...) and
+# mutates the states among them. The table keeps mutated states last (aux), so the forms with
+# states declare *every* input as a state: their call order is then MXNet's, and the engine
+# orders the call as a write of all of them (weights and gradients are only read). The forms
+# without states (multi_sgd_update, preloaded_multi_sgd_update) have plain inputs. Outputs are
+# the new weights (``out=[weight_0, weight_1, ...]``).
+def _floats(s, name):
+    """A 'tuple of <float>' parameter (given as a tuple or as MXNet's string form)."""
+    import ast
+    v = ast.literal_eval(s) if isinstance(s, str) else s
+    v = (v,) if isinstance(v, (int, float)) else tuple(v)
+    return [float(_F(x)) for x in v]
+
+
+def _multi_names(kinds, preloaded):
+    def names(p):
+        out = [f"{k}_{i}" for i in range(p.num_weights) for k in kinds]
+        return out + (["lrs", "wds"] if preloaded else [])
+    return names
+
+
+def _multi_outputs(p):
+    return ["output"] if p.num_weights == 1 else [f"output{i}" for i in range(p.num_weights)]
+
+
+def _multi_shape(kinds, preloaded):
+    k = len(kinds)
+
+    def infer(p, ins, outs):
+        ins, outs = list(ins), list(outs)
+        for i in range(p.num_weights):
+            group = ins[i * k:(i + 1) * k] + [outs[i]]
+            known = next((s for s in group if s is not None), None)
+            if known is not None:
+                for j in range(k):
+                    assign_shape(ins, i * k + j, known)
+                outs[i] = known
+        if preloaded:
+            for j in (-2, -1):
+                assign_shape(ins, len(ins) + j, (p.num_weights,))
+        return ins, outs
+    return infer
+
+
+def _multi_type(kinds, preloaded, mp):
+    k = len(kinds)
+
+    def infer(p, ins, outs):
+        ins, outs = list(ins), list(outs)
+        f32 = np.dtype(np.float32)
+        for i in range(p.num_weights):
+            lo = ins[i * k] if ins[i * k] is not None else ins[i * k + 1]
+            for j, kind in enumerate(kinds):
+                want = f32 if mp and kind in ("mom", "weight32") else lo
+                have = ins[i * k + j]
+                if have is not None and want is not None and np.dtype(have) != np.dtype(want):
+                    raise TypeInferError(f"Incompatible attr in node {{node}} at {i * k + j}-th "
+                                         f"input: expected {np.dtype(want).name}, got "
+                                         f"{np.dtype(have).name}")
+                ins[i * k + j] = want if want is not None else have
+            outs[i] = lo
+        if preloaded:
+            ins[-2:] = [f32, f32]
+        return ins, outs
+    return infer
+
+
+def _multi_forward(kinds, preloaded, mp, momentum):
+    k = len(kinds)
+
+    def forward(p, ins, oc):
+        n = p.num_weights
+        if preloaded:
+            lrs, wds = ins[-2].tolist(), ins[-1].tolist()
+        else:
+            lrs, wds = _floats(p.lrs, "lrs"), _floats(p.wds, "wds")
+        res = []
+        for i in range(n):
+            group = ins[i * k:(i + 1) * k]
+            q = Params(p, lr=lrs[i], wd=wds[i])
+            w, g = group[0], group[1]
+            states = group[2:]
+            if mp:
+                w32 = states[-1]
+                new = (_sgd_mom_step(w32, g.float(), states[0], q) if momentum
+                       else _sgd_step(w32, g.float(), q))
+                w32.copy_(new)
+                res.append(new.to(w.dtype))
+            else:
+                res.append(_sgd_mom_step(w, g, states[0], q) if momentum else _sgd_step(w, g, q))
+        return res[0] if n == 1 else tuple(res)
+    return forward
+
+
+_NUM_WEIGHTS = Param("num_weights", "int", 1, "Number of updated weights.")
+_LRS = Param("lrs", "str", doc="Learning rates (tuple of <float>).")
+_WDS = Param("wds", "str", doc="Weight decay augments the objective function with a "
+             "regularization term that penalizes large weights (tuple of <float>).")
+for _pre in (False, True):
+    for _mp_form in (False, True):
+        for _mom in (False, True):
+            _kinds = ("weight", "grad") + (("mom",) if _mom else ()) + (("weight32",) if _mp_form else ())
+            _stateful = len(_kinds) > 2
+            _name = ("preloaded_" if _pre else "") + "multi_" + ("mp_" if _mp_form else "") + \
+                ("sgd_mom_update" if _mom else "sgd_update")
+            _names = _multi_names(_kinds, _pre)
+            _prm = (() if _pre else (_LRS, _WDS)) + ((_MOMENTUM,) if _mom else ()) + (
+                Param("rescale_grad", "float", 1.0, "Rescale gradient to grad = rescale_grad*grad."),
+                Param("clip_gradient", "float", -1.0, "Clip gradient to the range of "
+                      "[-clip_gradient, clip_gradient]. If clip_gradient <= 0, gradient clipping "
+                      "is turned off."),
+                _NUM_WEIGHTS)
+            register(OpDef(
+                _name, _multi_forward(_kinds, _pre, _mp_form, _mom),
+                _multi_shape(_kinds, _pre), params=_prm,
+                inputs=() if _stateful else _names, aux=_names if _stateful else (),
+                outputs=_multi_outputs, mutates_aux=_stateful,
+                infer_type=_multi_type(_kinds, _pre, _mp_form),
+                doc=f"``{'mp_' if _mp_form else ''}{'sgd_mom_update' if _mom else 'sgd_update'}`` "
+                    f"of ``num_weights`` weights in one call; inputs "
+                    f"({', '.join(k + '_i' for k in _kinds)}) for each weight"
+                    + (", then the arrays ``lrs`` and ``wds``" if _pre else "")
+                    + (". Every input is declared a state (see the comment above)." if _stateful
+                       else ".")))

@@ -138,3 +138,37 @@ def test_errors_as_mxnet(rec):
     want = re.sub(r"^Check failed: [^:]*: ", "", rec["error"])
     with pytest.raises(mx.base.MXNetError, match=re.escape(want)):
         eval(rec["code"], {"mx": mx}).asnumpy()
+
+
+MULTI = GOLDEN["multi"]
+
+
+@pytest.mark.parametrize("case", MULTI, ids=[c["id"] for c in MULTI])
+def test_multi_sgd_forms_as_mxnet(case):
+    dt = case["dtype"]
+    ws = [mx.nd.array(np.array(w, dtype=dt), dtype=dt) for w in case["weights"]]
+    moms = [mx.nd.zeros(w.shape) for w in ws]
+    w32 = [mx.nd.array(np.array(w, dtype=dt).astype(np.float32)) for w in case["weights"]]
+    tol = (1e-3, 1e-3) if dt == "float16" else (RTOL, ATOL)
+    for gs, want in zip(case["grads"], case["steps"]):
+        data = []
+        for i in range(len(ws)):
+            data += [ws[i], mx.nd.array(np.array(gs[i], dtype=dt), dtype=dt)]
+            data += [moms[i]] if case["mom"] else []
+            data += [w32[i]] if case["mp"] else []
+        if case["preloaded"]:
+            data += [mx.nd.array(case["lrs"]), mx.nd.array(case["wds"])]
+        res = getattr(mx.nd, case["op"])(*data, out=ws, **case["params"])
+        assert res is ws
+        for w, wv in zip(ws, want["weights"]):
+            assert np.dtype(w.dtype) == np.dtype(dt)
+            _close(w.asnumpy(), wv, *tol)
+        for m, mv in zip(moms, want["moms"]):
+            _close(m.asnumpy(), mv)
+        for w, wv in zip(w32, want["weight32"]):
+            _close(w.asnumpy(), wv)
+
+
+def test_multi_sgd_shape_errors():
+    with pytest.raises(mx.base.MXNetError, match="Shape inconsistent"):
+        mx.nd.multi_sgd_update(mx.nd.ones((2,)), mx.nd.ones((3,)), lrs=(0.1,), wds=(0.0,))
