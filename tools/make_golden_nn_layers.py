@@ -103,12 +103,38 @@ SHAPES = []
 
 
 def shape_case(cid, op, params, shapes):
-    """infer_shape of ``op`` from the given input shapes (list of (name, shape))."""
-    sym = _sym(op, [n for n, _ in shapes], [], params)
-    res = sym.infer_shape_partial(**dict(shapes))
-    SHAPES.append(OrderedDict([('id', cid), ('op', op), ('params', jsonable(params)),
-                               ('shapes', jsonable(shapes)), ('arguments', sym.list_arguments()),
-                               ('infer_shape', jsonable(res))]))
+    """infer_shape_partial of ``op`` from the given input shapes (list of (name, shape)); the
+    named inputs are given by keyword (UpSampling's positionally), the others left to the op."""
+    if op == 'UpSampling':
+        sym = _sym(op, [n for n, _ in shapes], [], params)
+    else:
+        with fresh_scopes():
+            sym = getattr(mx.sym, op)(name='op0', **{n: mx.sym.Variable(n) for n, _ in shapes},
+                                      **params)
+    rec = OrderedDict([('id', cid), ('op', op), ('params', jsonable(params)),
+                       ('shapes', jsonable(shapes)), ('arguments', sym.list_arguments())])
+    try:
+        rec['infer_shape'] = jsonable(sym.infer_shape_partial(**dict(shapes)))
+    except mx.base.MXNetError as e:
+        rec.update(err_info(e))
+    SHAPES.append(rec)
+
+
+TYPES = []
+
+
+def type_case(cid, op, params, names, types):
+    """infer_type of ``op`` (inputs ``names``) from ``types`` (dict name -> dtype name)."""
+    sym = _sym(op, names, [], params)
+    rec = OrderedDict([('id', cid), ('op', op), ('params', jsonable(params)), ('inputs', names),
+                       ('types', types)])
+    try:
+        res = sym.infer_type(**types)
+        rec['infer_type'] = [[None if t is None else np.dtype(t).name for t in part]
+                             if part is not None else None for part in res]
+    except mx.base.MXNetError as e:
+        rec.update(err_info(e))
+    TYPES.append(rec)
 
 
 def error(cid, op, params, shapes, nd=False):
@@ -303,7 +329,51 @@ def spatial():
           [('data1', (1, 2, 5, 6)), ('data2', (1, 2, 5, 6))])
 
 
+def types_and_partial_shapes():
+    seq = {'use_sequence_length': True}
+    for op in ('SequenceMask', 'SequenceLast', 'SequenceReverse'):
+        type_case('t_' + op, op, seq, ['data', 'sequence_length'],
+                  {'data': 'float32', 'sequence_length': 'int32'})
+    type_case('t_seqmask_f64', 'SequenceMask', seq, ['data', 'sequence_length'],
+              {'data': 'float64'})
+    type_case('t_ctc_int_label', 'CTCLoss', {}, ['data', 'label'],
+              {'data': 'float32', 'label': 'int32'})
+    type_case('t_ctc_unknown_label', 'CTCLoss', {}, ['data', 'label'], {'data': 'float64'})
+    type_case('t_sce_int_label', 'softmax_cross_entropy', {}, ['data', 'label'],
+              {'data': 'float32', 'label': 'int32'})
+    type_case('t_sce_f64', 'softmax_cross_entropy', {}, ['data', 'label'], {'data': 'float64'})
+    type_case('t_svm_int_label', 'SVMOutput', {}, ['data', 'label'],
+              {'data': 'float32', 'label': 'int32'})
+    type_case('t_layernorm_f64', 'LayerNorm', {}, ['data', 'gamma', 'beta'], {'data': 'float64'})
+    type_case('t_deconv_f64', 'Deconvolution', {'kernel': (2, 2), 'num_filter': 2},
+              ['data', 'weight'], {'data': 'float64'})
+    type_case('t_bilinear_f64', 'BilinearSampler', {}, ['data', 'grid'], {'data': 'float64'})
+    for cid, op, params, shapes in (
+            ('p_layernorm_batch', 'LayerNorm', {}, [('data', (0, 3))]),
+            ('p_layernorm_gamma', 'LayerNorm', {}, [('gamma', (4,))]),
+            ('p_deconv_batch', 'Deconvolution', {'kernel': (3, 3), 'num_filter': 2},
+             [('data', (0, 3, 4, 4))]),
+            ('p_instancenorm', 'InstanceNorm', {}, [('data', (0, 3, 4))]),
+            ('p_groupnorm', 'GroupNorm', {'num_groups': 2}, [('data', (0, 4, 3))]),
+            ('p_seqmask', 'SequenceMask', seq, [('data', (5, 0, 2))]),
+            ('p_upsampling', 'UpSampling', {'scale': 2, 'sample_type': 'nearest', 'num_args': 1},
+             [('arg0', (0, 3, 2, 2))]),
+            ('p_l2norm', 'L2Normalization', {}, [('data', (0, 3))]),
+            ('p_svm', 'SVMOutput', {}, [('data', (0, 3))]),
+            ('p_sce', 'softmax_cross_entropy', {}, [('data', (4, 3))]),
+            ('p_correlation', 'Correlation', {}, [('data1', (1, 2, 5, 6))]),
+            ('p_ctc', 'CTCLoss', {}, [('data', (6, 2, 4))]),
+            ('p_roipool', 'ROIPooling', {'pooled_size': (2, 2), 'spatial_scale': 1.0},
+             [('data', (1, 3, 5, 5))]),
+            ('p_spatial', 'SpatialTransformer', {'target_shape': (3, 3),
+                                                 'transform_type': 'affine',
+                                                 'sampler_type': 'bilinear'},
+             [('data', (2, 3, 4, 4))])):
+        shape_case(cid, op, params, shapes)
+
+
 def main():
+    types_and_partial_shapes()
     norms()
     deconv()
     upsampling()
@@ -314,7 +384,7 @@ def main():
     write_json(os.path.join(OUT, 'nn_layers.json'),
                OrderedDict([('generator', 'tools/make_golden_nn_layers.py'),
                             ('mxnet', mx.__version__), ('cases', CASES), ('errors', ERRORS),
-                            ('shapes', SHAPES)]))
+                            ('shapes', SHAPES), ('types', TYPES)]))
     np.savez_compressed(os.path.join(OUT, 'nn_layers.npz'), **ARRAYS)
     print('%d cases, %d errors, %d arrays' % (len(CASES), len(ERRORS), len(ARRAYS)))
 

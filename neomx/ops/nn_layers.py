@@ -16,7 +16,7 @@ import numpy as np
 import torch
 import torch.nn.functional as TF
 
-from .registry import OpDef, Param, ShapeError, register, _sh
+from .registry import OpDef, Param, ShapeError, TypeInferError, register, _sh
 
 
 def _tshape(s) -> str:
@@ -36,6 +36,23 @@ def set_shape(ins, i, want):
             raise ShapeError(f"Shape inconsistent, Provided = {_sh(have)}, inferred shape="
                              f"{_tshape(want)}")
     ins[i] = tuple(want)
+
+
+def data_typed(*own):
+    """Type rule: every input but the positions ``own`` (labels, lengths: any type, by default
+    the data's) and every output take the first input's type."""
+    def infer(p, ins, outs):
+        t = ins[0] if ins[0] is not None else outs[0]
+        if t is None:
+            return ins, outs
+        res = [(x if x is not None else t) if i in own else t for i, x in enumerate(ins)]
+        for i, x in enumerate(ins):
+            if x is not None and i not in own and np.dtype(x) != np.dtype(t):
+                raise TypeInferError(f"Check failed: assign(&dattr, vec.at(i)): Incompatible attr "
+                                     f"in node {{node}} at {i}-th input: expected "
+                                     f"{np.dtype(t).name}, got {np.dtype(x).name}")
+        return res, [t] * len(outs)
+    return infer
 
 
 # --- gradients by replaying the forward under autograd -------------------------------------------
@@ -717,143 +734,6 @@ for _name, _compute, _params, _infer, _doc in (
          "``use_sequence_length``)."),
 ):
     replay_op(_name, _compute, (lambda c: lambda p, ins, oc: c(p, ins))(_compute), _infer,
-              params=_params, inputs=_seq_inputs, no_grad=_SEQ_NO_GRAD,
+              params=_params, inputs=_seq_inputs, no_grad=_SEQ_NO_GRAD, infer_type=data_typed(1),
               no_grad_inputs=("sequence_length",), doc=_doc)
 
-
-# --- softmax_cross_entropy -----------------------------------------------------------------------
-def _sce_infer_shape(p, ins, outs):
-    ins = list(ins)
-    data = ins[0]
-    if not data:
-        return ins, [(1,)]
-    if len(data) != 2:
-        raise ShapeError(f"Check failed: dshape.ndim() == 2U ({len(data)} vs. 2) : data shape "
-                         "should be (batch_size, num_classes)")
-    set_shape(ins, 1, (data[0],))
-    return ins, [(1,)]
-
-
-def _sce_compute(p, ins):
-    x, label = ins
-    logp = torch.log_softmax(x, dim=1)
-    idx = label.to(torch.int64).clamp(0, x.shape[1] - 1).reshape(-1, 1)
-    return -logp.gather(1, idx).sum().reshape(1)
-
-
-replay_op(
-    "softmax_cross_entropy", _sce_compute, lambda p, ins, oc: _sce_compute(p, ins),
-    _sce_infer_shape, params=(), inputs=("data", "label"), no_grad=(1,),
-    no_grad_inputs=("label",),
-    doc="Calculate cross entropy of softmax output and one-hot label.\n\n"
-        "``data`` is ``(batch, classes)``, ``label`` ``(batch,)`` class indices; the output, of\n"
-        "shape ``(1,)``, is ``sum_i -log(softmax(data[i])[label[i]])``.\n\n"
-        "Examples\n--------\n"
-        ">>> import neomx as mx\n"
-        ">>> y = mx.nd.softmax_cross_entropy(mx.nd.array([[0, 0]]), mx.nd.array([1]))\n"
-        ">>> round(float(y.asscalar()), 4)\n"
-        "0.6931")
-
-
-# --- SVMOutput -----------------------------------------------------------------------------------
-_SVM_PARAMS = (
-    Param("margin", "float", 1.0, "The loss function penalizes outputs that lie outside this "
-                                  "margin. Default margin is 1."),
-    Param("regularization_coefficient", "float", 1.0, "Regularization parameter for the SVM. "
-                                                      "This balances the tradeoff between "
-                                                      "coefficient size and error."),
-    Param("use_linear", "bool", False, "Whether to use L1-SVM objective. L2-SVM objective is "
-                                       "used by default."),
-)
-
-
-def _svm_infer_shape(p, ins, outs):
-    ins = list(ins)
-    data = ins[0] if ins[0] else outs[0]
-    if not data:
-        return ins, outs
-    data = tuple(data)
-    set_shape(ins, 1, (data[0],))
-    ins[0] = data
-    return ins, [data]
-
-
-def _svm_backward(p, ins, oc):
-    """MXNet's L1_SVM / L2_SVM kernels (src/operator/svm_output.cc): at the label
-    ``-c * [m > x]`` (L1) or ``-2c * max(m - x, 0)`` (L2), elsewhere ``c * [m > -x]`` or
-    ``2c * max(m + x, 0)``."""
-    out, label = ins
-    x = out.reshape(out.shape[0], -1)
-    onehot = TF.one_hot(label.to(torch.int64).clamp(0, x.shape[1] - 1), x.shape[1]).bool()
-    m, c = p.margin, p.regularization_coefficient
-    if p.use_linear:
-        at_label = -(m > x).to(x.dtype) * c
-        others = (m > -x).to(x.dtype) * c
-    else:
-        at_label = torch.where(m > x, 2 * (m - x), torch.zeros_like(x)) * -c
-        others = torch.where(m > -x, 2 * (m + x), torch.zeros_like(x)) * c
-    return torch.where(onehot, at_label, others).reshape(out.shape)
-
-
-register(OpDef(
-    "SVMOutput", lambda p, ins, oc: ins[0].clone(), _svm_infer_shape, params=_SVM_PARAMS,
-    inputs=("data", "label"), is_loss=True, no_grad_inputs=("label",),
-    gradient=lambda F, p, ins, outs, ograds: [F._backward_SVMOutput(outs[0], ins[1], **p), None],
-    doc="Computes support vector machine based transformation of the input.\n\n"
-        "Forward is the identity; the gradient (the head gradient is ignored) is MXNet's L2-SVM\n"
-        "(default) or L1-SVM (``use_linear``) hinge gradient for ``margin`` and\n"
-        "``regularization_coefficient``, with ``label`` holding class indices."))
-register(OpDef("_backward_SVMOutput", _svm_backward, lambda p, ins, outs: (ins, [ins[0]]),
-               params=_SVM_PARAMS, inputs=("output", "label"), public=False,
-               doc="Gradient of SVMOutput."))
-
-
-# --- IdentityAttachKLSparseReg -------------------------------------------------------------------
-_KL_PARAMS = (
-    Param("sparseness_target", "float", 0.1, "The sparseness target"),
-    Param("penalty", "float", 0.001, "The tradeoff parameter for the sparseness penalty"),
-    Param("momentum", "float", 0.9, "The momentum for running average"),
-)
-
-
-def _kl_infer_shape(p, ins, outs):
-    ins = list(ins)
-    data = ins[0] if ins[0] else outs[0]
-    if not data:
-        return ins, outs
-    data = tuple(data)
-    ins[0] = data
-    set_shape(ins, 1, (data[1],))
-    return ins, [data]
-
-
-def _kl_forward(p, ins, oc):
-    """Identity; a training forward moves the running average of the mean activation (MXNet
-    does it in backward, which follows a training forward)."""
-    x, avg = ins
-    if oc.is_train:
-        mean = x.reshape(x.shape[0], x.shape[1], -1).sum(dim=2).mean(dim=0)
-        avg.mul_(p.momentum).add_(mean.to(avg.dtype), alpha=1 - p.momentum)
-    return x.clone()
-
-
-def _kl_backward(p, ins, oc):
-    g, avg = ins
-    shape = [1, -1] + [1] * (g.dim() - 2)
-    t, a = p.sparseness_target, avg.reshape(shape).to(g.dtype)
-    return g + p.penalty * (-t / a + (1 - t) / (1 - a))
-
-
-register(OpDef(
-    "IdentityAttachKLSparseReg", _kl_forward, _kl_infer_shape, params=_KL_PARAMS,
-    aux=("moving_avg",), mutates_aux=True, deterministic=False,
-    gradient=lambda F, p, ins, outs, ograds: [
-        F._backward_IdentityAttachKLSparseReg(ograds[0], ins[1], **p)],
-    doc="Apply a sparse regularization to the output a sigmoid activation function.\n\n"
-        "Forward is the identity. ``moving_avg`` (one entry per channel, axis 1) follows the\n"
-        "batch mean activation with ``momentum``; the gradient adds\n"
-        "``penalty * (-sparseness_target / avg + (1 - sparseness_target) / (1 - avg))``."))
-register(OpDef("_backward_IdentityAttachKLSparseReg", _kl_backward,
-               lambda p, ins, outs: (ins, [ins[0]]), params=_KL_PARAMS,
-               inputs=("out_grad", "moving_avg"), public=False,
-               doc="Gradient of IdentityAttachKLSparseReg."))

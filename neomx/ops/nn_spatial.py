@@ -1,9 +1,9 @@
-"""Sampling, region and sequence-loss layers: BilinearSampler, GridGenerator,
-SpatialTransformer, ROIPooling, Correlation and CTCLoss (ctc_loss).
+"""Sampling and region layers: BilinearSampler, GridGenerator, SpatialTransformer, ROIPooling
+and Correlation.
 
 Parameter names, defaults, hidden outputs and check messages follow MXNet 1.9.1
 (``src/operator/bilinear_sampler.cc``, ``grid_generator.cc``, ``spatial_transformer.cc``,
-``roi_pooling.cc``, ``correlation.cc``, ``nn/ctc_loss.cc``). Gradients replay the forward
+``roi_pooling.cc``, ``correlation.cc``). Gradients replay the forward
 under torch autograd (:func:`neomx.ops.nn_layers.replay_op`).
 """
 from __future__ import annotations
@@ -153,7 +153,7 @@ _ST_PARAMS = (
 def _st_infer_shape(p, ins, outs):
     ins = list(ins)
     data = ins[0]
-    if not data:
+    if not data or not ins[1]:  # MXNet decides nothing without loc's shape
         return ins, outs
     if len(data) != 4:
         raise ShapeError(f"Check failed: dshape.ndim() == 4U ({len(data)} vs. 4) : input data "
@@ -200,8 +200,12 @@ _ROI_PARAMS = (
 
 def _roi_infer_shape(p, ins, outs):
     data, rois = ins
-    if not data or not rois:
-        return ins, outs
+    if data is None:
+        raise ShapeError("Check failed: dshape.ndim() == 4U (-1 vs. 4) : data should be a 4D "
+                         "tensor")
+    if rois is None:
+        raise ShapeError("Check failed: bshape.ndim() == 2U (-1 vs. 2) : bbox should be a 2D "
+                         "tensor of shape [batch, 5]")
     if len(data) != 4:
         raise ShapeError(f"Check failed: dshape.ndim() == 4U ({len(data)} vs. 4) : data should be "
                          "a 4D tensor")
@@ -298,13 +302,11 @@ def _corr_geometry(p, h, w):
 
 def _corr_infer_shape(p, ins, outs):
     ins = list(ins)
-    a = ins[0] if ins[0] else ins[1]
-    if not a:
-        return ins, outs
-    a = tuple(a)
-    if len(a) != 4:
-        raise ShapeError(f"Check failed: dshape1.ndim() == 4U ({len(a)} vs. 4) : data should be "
-                         "a 4D tensor")
+    for i, s in enumerate(ins):
+        if s is None or len(s) != 4:
+            raise ShapeError(f"Check failed: dshape{i + 1}.ndim() == 4U "
+                             f"({-1 if s is None else len(s)} vs. 4) : data should be a 4D tensor")
+    a = tuple(ins[0])
     set_shape(ins, 0, a)
     set_shape(ins, 1, a)
     top_h, top_w, _, gw = _corr_geometry(p, a[2], a[3])
@@ -358,99 +360,3 @@ replay_op(
         "``is_multiply``). Output: ``(batch, (2*(max_displacement//stride2)+1)**2, top_h,\n"
         "top_w)``.")
 
-
-# --- CTCLoss -------------------------------------------------------------------------------------
-_CTC_PARAMS = (
-    Param("use_data_lengths", "bool", False, "Whether the data lenghts are decided by "
-                                             "`data_lengths`. If false, the lengths are equal to "
-                                             "the max sequence length."),
-    Param("use_label_lengths", "bool", False, "Whether the label lenghts are decided by "
-                                              "`label_lengths`, or derived from `padding_mask`. "
-                                              "If false, the lengths are derived from the first "
-                                              "occurrence of the value of `padding_mask`. The "
-                                              "value of `padding_mask` is ``0`` when first CTC "
-                                              "label is reserved for blank, and ``-1`` when last "
-                                              "label is reserved for blank. See `blank_label`."),
-    Param("blank_label", "str", "first", "Set the label that is reserved for blank label.If "
-                                         "\"first\", 0-th label is reserved, and label values "
-                                         "for tokens in the vocabulary are between ``1`` and "
-                                         "``alphabet_size-1``, and the padding mask is ``-1``. "
-                                         "If \"last\", last label value ``alphabet_size-1`` is "
-                                         "reserved for blank label instead, and label values "
-                                         "for tokens in the vocabulary are between ``0`` and "
-                                         "``alphabet_size-2``, and the padding mask is ``0``.",
-          choices=("first", "last")),
-)
-
-
-def _ctc_inputs(p):
-    return (("data", "label") + (("data_lengths",) if p.use_data_lengths else ())
-            + (("label_lengths",) if p.use_label_lengths else ()))
-
-
-def _ctc_infer_shape(p, ins, outs):
-    ins = list(ins)
-    data, label = ins[0], ins[1]
-    if not data or not label:
-        return ins, outs
-    if len(data) != 3:
-        raise ShapeError(f"Check failed: dshape.ndim() == 3U ({len(data)} vs. 3) : The data "
-                         "array must be of rank 3.")
-    if data[1] != label[0]:
-        raise ShapeError(f"Check failed: dshape[1] == lshape[0] ({data[1]} vs. {label[0]}) : The "
-                         "batch size for the labels and data arrays must be the same.")
-    for i in range(2, len(ins)):
-        set_shape(ins, i, (data[1],))
-    return ins, [(data[1],), tuple(data)]
-
-
-def _ctc_labels(p, ins):
-    """(targets (N, L) int64, target lengths) with MXNet's padding rules."""
-    label = ins[1].to(torch.int64)
-    if p.use_label_lengths:
-        lens = ins[-1].to(torch.int64)
-    else:
-        pad = 0 if p.blank_label == "first" else -1
-        is_pad = label == pad
-        first = torch.where(is_pad.any(dim=1), is_pad.to(torch.int64).argmax(dim=1),
-                            torch.full_like(label[:, 0], label.shape[1]))
-        lens = first
-    return label.clamp(min=0), lens
-
-
-def _ctc_compute(p, ins):
-    data = ins[0]
-    t, n, c = data.shape
-    if p.use_data_lengths:
-        dlens = ins[2].to(torch.int64)
-    else:
-        dlens = torch.full((n,), t, dtype=torch.int64, device=data.device)
-    targets, tlens = _ctc_labels(p, ins)
-    blank = 0 if p.blank_label == "first" else c - 1
-    logp = torch.log_softmax(data.double() if data.dtype != torch.float64 else data, dim=2)
-    loss = TF.ctc_loss(logp, targets, dlens, tlens, blank=blank, reduction="none",
-                       zero_infinity=False)
-    return loss.to(data.dtype)
-
-
-def _ctc_forward(p, ins):
-    data = ins[0]
-    with torch.enable_grad():
-        x = data.detach().requires_grad_(True)
-        loss = _ctc_compute(p, [x] + list(ins[1:]))
-        (grad,) = torch.autograd.grad(loss.sum(), x)
-    return loss.detach(), grad
-
-
-replay_op(
-    "CTCLoss", _ctc_compute, lambda p, ins, oc: _ctc_forward(p, ins), _ctc_infer_shape,
-    params=_CTC_PARAMS, inputs=_ctc_inputs, outputs=("output0",), num_hidden_outputs=1,
-    no_grad=lambda p: tuple(range(1, len(_ctc_inputs(p)))),
-    no_grad_inputs=("label", "data_lengths", "label_lengths"), hint="ctcloss",
-    aliases=("ctc_loss", "_contrib_CTCLoss", "_contrib_ctc_loss"),
-    doc="Connectionist Temporal Classification Loss.\n\n"
-        "``data`` ``(seq_len, batch, alphabet)`` holds unnormalized scores (softmax is applied\n"
-        "inside); ``label`` ``(batch, max_label_len)`` holds the label sequences, padded with 0\n"
-        "(``blank_label='first'``: blank is class 0) or -1 (``'last'``: blank is the last\n"
-        "class), unless ``label_lengths`` gives their lengths; ``data_lengths`` the sequence\n"
-        "lengths. The output ``(batch,)`` is each sequence's negative log-likelihood.")

@@ -140,10 +140,39 @@ def test_infer_shape_and_json_match_mxnet(case):
 
 @pytest.mark.parametrize("rec", _ids(META["shapes"]))
 def test_partial_infer_shape_matches_mxnet(rec):
-    sym = _build(rec["op"], [n for n, _ in rec["shapes"]], [], _params(rec))
+    """infer_shape_partial with some inputs given by keyword (UpSampling's positionally): the
+    completed shapes, or MXNet's error for an input it needs."""
+    with mx.name.NameManager(), mx.AttrScope():
+        if rec["op"] == "UpSampling":
+            sym = mx.sym.UpSampling(*[mx.sym.Variable(n) for n, _ in rec["shapes"]], name="op0",
+                                    **_params(rec))
+        else:
+            sym = getattr(mx.sym, rec["op"])(
+                name="op0", **{n: mx.sym.Variable(n) for n, _ in rec["shapes"]}, **_params(rec))
     assert sym.list_arguments() == rec["arguments"]
-    res = sym.infer_shape_partial(**{n: tuple(s) for n, s in rec["shapes"]})
-    assert [[list(s) for s in part] for part in res] == rec["infer_shape"]
+    given = {n: tuple(s) for n, s in rec["shapes"]}
+    if "error_message" in rec:
+        with pytest.raises(MXNetError) as info:
+            sym.infer_shape_partial(**given)
+        assert str(info.value) == rec["error_message"]
+        return
+    res = sym.infer_shape_partial(**given)
+    assert [[list(s) if s is not None else [] for s in part] for part in res] == rec["infer_shape"]
+
+
+@pytest.mark.filterwarnings("ignore:Cannot decide type")  # MXNet warns the same
+@pytest.mark.parametrize("rec", _ids(META["types"]))
+def test_infer_type_matches_mxnet(rec):
+    sym = _build(rec["op"], rec["inputs"], [], _params(rec))
+    if "error_message" in rec:
+        with pytest.raises(MXNetError) as info:
+            sym.infer_type(**rec["types"])
+        assert str(info.value) == rec["error_message"]
+        return
+    res = sym.infer_type(**rec["types"])
+    got = [None if part is None else [None if t is None else np.dtype(t).name for t in part]
+           for part in res]
+    assert got == rec["infer_type"]
 
 
 # MXNet assigns InstanceNorm's gamma/beta shapes over given ones without a check (binding then
@@ -214,3 +243,46 @@ def test_numeric_gradient_random_direction(case):
     numeric = (f(1) - f(-1)) / (2 * EPS)
     analytic = sum(float((vjp[n] * dirs[n]).sum()) for n in wrt)
     assert abs(numeric - analytic) <= 1e-5 * max(1.0, abs(analytic)), (numeric, analytic)
+
+
+@pytest.mark.parametrize("case", _ids([c for c in CASES if c["grad_inputs"] and not c["aux"]]))
+def test_autograd_matches_mxnet(case):
+    """``mx.autograd.record`` + ``backward`` on ``mx.nd.<op>`` (the eager gradient rules) gives
+    MXNet's gradients."""
+    inputs = OrderedDict((n, mx.nd.array(a)) for n, a in _inputs(case).items())
+    for n in case["grad_inputs"]:
+        inputs[n].attach_grad()
+    with mx.autograd.record():
+        res = getattr(mx.nd, case["op"])(*inputs.values(), **_params(case))
+    res = res if isinstance(res, list) else [res]
+    mx.autograd.backward(res, [mx.nd.array(_get(case, "head%d" % i)) for i in range(len(res))])
+    for n in case["grad_inputs"]:
+        _close(inputs[n].grad.asnumpy(), _get(case, "grad/" + n), TOL.get(case["op"], TOL_DEFAULT),
+               "grad[%s]" % n)
+
+
+def test_kl_sparse_reg_moving_average_nd():
+    """The imperative call updates ``moving_avg`` in place when training, as the executor does."""
+    case = next(c for c in CASES if c["op"] == "IdentityAttachKLSparseReg")
+    x, avg = mx.nd.array(_get(case, "in/data")), mx.nd.array(_get(case, "aux_init/moving_avg"))
+    before = avg.asnumpy().copy()
+    y = mx.nd.IdentityAttachKLSparseReg(x, avg, **_params(case))
+    np.testing.assert_array_equal(avg.asnumpy(), before)  # not training: untouched
+    with mx.autograd.train_mode():
+        y = mx.nd.IdentityAttachKLSparseReg(x, avg, **_params(case))
+    _close(avg.asnumpy(), _get(case, "aux_bwd/moving_avg"), TOL_DEFAULT, "moving_avg")
+    np.testing.assert_array_equal(y.asnumpy(), _get(case, "in/data"))
+
+
+def test_bad_parameters_raise_mxnet_errors():
+    x = mx.nd.ones((1, 2, 3, 3))
+    with pytest.raises(MXNetError, match="Invalid Input: 'cubic'"):
+        mx.nd.UpSampling(x, scale=2, sample_type="cubic")
+    with pytest.raises(MXNetError, match="Required parameter sample_type"):
+        mx.nd.UpSampling(x, scale=2)
+    with pytest.raises(MXNetError, match="Required parameter num_filter"):
+        mx.nd.Deconvolution(x, mx.nd.ones((2, 1, 2, 2)), kernel=(2, 2))
+    with pytest.raises(MXNetError, match="Invalid Input: 'batch'"):
+        mx.nd.L2Normalization(x, mode="batch")
+    with pytest.raises(MXNetError, match="Current implementation expects axis to be 0"):
+        mx.nd.SequenceReverse(mx.nd.ones((3, 2)), axis=1)
