@@ -405,3 +405,32 @@ def test_graph_is_freed_with_its_arrays():
     del y
     gc.collect()
     assert node() is None
+
+
+@pytest.mark.parametrize("kind", ["NaiveEngine", "ThreadedEngine"])
+def test_tape_on_each_engine_with_work_in_flight(kind):
+    """Recording and backward wait for asynchronous writes like any other operation."""
+    from neomx import engine
+    prev = engine.set_engine(getattr(engine, kind)())
+    try:
+        x = mx.nd.ones((3,))
+        x.attach_grad()
+        gate = threading.Event()
+        t = x._data
+
+        def fill():
+            assert gate.wait(10)
+            t.fill_(2.0)
+        if kind == "NaiveEngine":  # (runs the fill at once)
+            gate.set()
+        engine.push(fill, writes=(x,), ctx=x.context, asynchronous=kind == "ThreadedEngine")
+        timer = threading.Timer(0.05, gate.set)
+        timer.start()
+        for _ in range(2):  # the general path, then the cached plans
+            with autograd.record():
+                y = (x * x * 3).sum()
+            y.backward()
+            assert x.grad.asnumpy().tolist() == [12., 12., 12.]
+        timer.join()
+    finally:
+        engine.set_engine(prev)
