@@ -187,6 +187,8 @@ case('block_grad', "out = x * mx.nd.BlockGrad(x * 3) + y.detach() * y", {'x': (2
 case('reuse', "h = x * y\nout = h * h + h * x + mx.nd.add_n(h, x, y)", {'x': (3, 3), 'y': (3, 3)})
 case('head_grad', "out = mx.nd.tanh(x) * y", {'x': (2, 3), 'y': (2, 3)}, head=(2, 3))
 case('grad_req_add', "out = x * x * y", {'x': (2, 3), 'y': (2, 3)}, grad_req='add', repeat=2)
+case('trig', "out = mx.nd.sin(x) * mx.nd.cos(y) + mx.nd.tan(x * 0.5) + mx.nd.log2(y + 2) "
+     "- mx.nd.log10(x + 3)", {'x': (2, 3), 'y': (2, 3)})
 case('api_grad', "out = mx.nd.sigmoid(x) * y + y * y", {'x': (3, 2), 'y': (3, 2)}, kind='grad')
 case('api_grad_head', "out = mx.nd.exp(x) * y", {'x': (3, 2), 'y': (3, 2)}, kind='grad',
      head=(3, 2))
@@ -194,6 +196,11 @@ case('api_grad_head', "out = mx.nd.exp(x) * y", {'x': (3, 2), 'y': (3, 2)}, kind
 # ----------------------------------------------------------------------------- second order
 _POS = dict(lo=0.5, hi=2.0)
 for _cid, _code, _kw in [
+        ('sin', "out = mx.nd.sin(x)", {}),
+        ('cos', "out = mx.nd.cos(x)", {}),
+        ('tan', "out = mx.nd.tan(x)", {}),
+        ('log2', "out = mx.nd.log2(x)", _POS),
+        ('log10', "out = mx.nd.log10(x)", _POS),
         ('exp', "out = mx.nd.exp(x)", {}),
         ('log', "out = mx.nd.log(x)", _POS),
         ('sigmoid', "out = mx.nd.sigmoid(x)", {}),
