@@ -372,8 +372,60 @@ def types_and_partial_shapes():
         shape_case(cid, op, params, shapes)
 
 
+def variants():
+    """More parameter combinations (added after the first set; own seeds, so earlier cases keep
+    their values)."""
+    r = rng_for
+    case('v_deconv_adj_nopad', 'Deconvolution',
+         {'kernel': (3, 3), 'num_filter': 2, 'stride': (2, 2), 'adj': (1, 1)},
+         [('data', U(r('v1'), (1, 2, 3, 3))), ('weight', U(r('v2'), (2, 2, 3, 3)))])
+    case('v_deconv_3d', 'Deconvolution',
+         {'kernel': (2, 2, 2), 'num_filter': 2, 'stride': (2, 1, 1), 'pad': (0, 1, 0),
+          'no_bias': False},
+         [('data', U(r('v3'), (1, 2, 2, 3, 3))), ('weight', U(r('v4'), (2, 2, 2, 2, 2))),
+          ('bias', U(r('v5'), (2,)))])
+    case('v_lrn_even', 'LRN', {'nsize': 4, 'alpha': 0.1}, [('data', U(r('v6'), (1, 6, 2, 2)))])
+    case('v_l2norm_channel_3d', 'L2Normalization', {'mode': 'channel', 'eps': 1e-3},
+         [('data', U(r('v7'), (2, 3, 5)))])
+    case('v_seqmask_4d', 'SequenceMask', {'use_sequence_length': True, 'value': 2.0},
+         [('data', U(r('v8'), (3, 2, 2, 2))), ('sequence_length', np.array([0, 3], F32))],
+         grads=['data'])
+    case('v_seqlast_axis1_nolen', 'SequenceLast', {'axis': 1}, [('data', U(r('v9'), (2, 3, 2)))])
+    case('v_seqrev_short', 'SequenceReverse', {'use_sequence_length': True},
+         [('data', U(r('v10'), (4, 2))), ('sequence_length', np.array([3, 1], F32))],
+         grads=['data'])
+    case('v_ctc_data_lengths', 'CTCLoss', {'use_data_lengths': True},
+         [('data', U(r('v11'), (5, 3, 5))),
+          ('label', np.array([[1, 2, 2], [4, 0, 0], [3, 1, 0]], F32)),
+          ('data_lengths', np.array([5, 2, 4], F32))], grads=['data'])
+    case('v_layernorm_4d_axis2', 'LayerNorm', {'axis': 2, 'eps': 0.1},
+         [('data', U(r('v12'), (2, 2, 3, 2))), ('gamma', U(r('v13'), (3,))),
+          ('beta', U(r('v14'), (3,)))])
+    case('v_groupnorm_4', 'GroupNorm', {'num_groups': 4},
+         [('data', U(r('v15'), (1, 8, 2, 2))), ('gamma', U(r('v16'), (4,))),
+          ('beta', U(r('v17'), (4,)))])
+    case('v_up_nearest_3inputs', 'UpSampling', {'scale': 2, 'sample_type': 'nearest',
+                                                'num_args': 3},
+         [('arg0', U(r('v18'), (1, 1, 2, 2))), ('arg1', U(r('v19'), (1, 2, 1, 1))),
+          ('arg2', U(r('v20'), (1, 1, 4, 4)))])
+    case('v_gridgen_warp_sampler', 'BilinearSampler', {},
+         [('data', U(r('v21'), (1, 2, 3, 3))), ('grid', U(r('v22'), (1, 2, 4, 2), -0.9, 0.9))])
+    case('v_roipool_1x1', 'ROIPooling', {'pooled_size': (1, 1), 'spatial_scale': 0.25},
+         [('data', U(r('v23'), (1, 2, 4, 4))),
+          ('rois', np.array([[0, 0, 0, 15, 15], [0, 6, 6, 9, 9]], F32))], grads=['data'])
+    case('v_correlation_k3_nopad', 'Correlation', {'kernel_size': 3, 'max_displacement': 1},
+         [('data1', U(r('v24'), (2, 3, 5, 5))), ('data2', U(r('v25'), (2, 3, 5, 5)))])
+    case('v_sce_ignores_head', 'softmax_cross_entropy', {},
+         [('data', U(r('v26'), (2, 5), -3, 3)), ('label', np.array([4, 0], F32))],
+         grads=['data'])
+    case('v_instancenorm_5d', 'InstanceNorm', {},
+         [('data', U(r('v27'), (1, 2, 2, 2, 3))), ('gamma', U(r('v28'), (2,))),
+          ('beta', U(r('v29'), (2,)))])
+
+
 def main():
     types_and_partial_shapes()
+    variants()
     norms()
     deconv()
     upsampling()

@@ -334,11 +334,12 @@ _LRN_PARAMS = (
 
 
 def _lrn_norm(p, x):
-    """knorm + alpha/nsize * (sum of x**2 over a window of nsize channels)."""
+    """knorm + alpha/nsize * (sum of x**2 over channels c - (nsize-1)//2 .. c + (nsize-1)//2);
+    an even nsize sums nsize - 1 channels but still divides by nsize, as MXNet (oneDNN)."""
     sq = (x * x).unsqueeze(1)
-    half = p.nsize // 2
-    sq = TF.pad(sq, [0, 0] * (x.dim() - 2) + [half, p.nsize - 1 - half])
-    win = sq.unfold(2, p.nsize, 1).sum(-1).squeeze(1)
+    half = (p.nsize - 1) // 2
+    sq = TF.pad(sq, [0, 0] * (x.dim() - 2) + [half, half])
+    win = sq.unfold(2, 2 * half + 1, 1).sum(-1).squeeze(1)
     return p.knorm + (p.alpha / p.nsize) * win
 
 
@@ -360,7 +361,7 @@ replay_op(
     params=_LRN_PARAMS, num_hidden_outputs=1,
     doc="Applies local response normalization to the input.\n\n"
         "``out[c] = x[c] * (knorm + alpha / nsize * sum(x[c']**2))**(-beta)`` with the sum over\n"
-        "the ``nsize`` channels centred on ``c``.")
+        "the channels ``c'`` within ``(nsize-1)//2`` of ``c``.")
 
 
 # --- SoftmaxActivation ---------------------------------------------------------------------------
