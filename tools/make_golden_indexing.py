@@ -68,6 +68,14 @@ CASES = [
     ('cumsum_axis1', 'cumsum', [('a', A(2, 3, 2))], {'axis': 1}, ['a']),
     ('cumsum_int', 'cumsum', [('a', I([[1, 2], [3, 4]], 'int32'))], {'axis': 0}, []),
     ('cumsum_dtype', 'cumsum', [('a', A(4))], {'dtype': 'float64'}, []),
+    ('sort_int', 'sort', [('data', I([[3, -1, 2], [7, 7, 0]], 'int32'))], {'is_ascend': False},
+     []),
+    ('take_int_data', 'take', [('a', I([[3, -1], [2, 7]], 'int64')), ('indices', I([1, 1, 0]))],
+     {}, []),
+    ('moments_int', 'moments', [('data', I([[1, 2, 4], [4, 4, 9]], 'int32'))], {'axes': (1,)},
+     []),
+    ('histogram_int', '_histogram', [('data', I(list(range(24)), 'int32'))],
+     {'bin_cnt': 4, 'range': (0, 10)}, []),
     ('norm_l2', 'norm', [('data', A(3, 4))], {}, ['data']),
     ('norm_l1_axis_keep', 'norm', [('data', A(3, 4))], {'ord': 1, 'axis': 1, 'keepdims': True},
      ['data']),
@@ -144,6 +152,23 @@ CASES = [
 SHAPES = [
     ('take', 'take', {'a': (3, 4), 'indices': (2, 5)}, {'axis': 1}),
     ('take_partial', 'take', {'a': (0, 4), 'indices': (2,)}, {}),
+    ('take_unknown_a', 'take', {'a': None, 'indices': (2,)}, {}),
+    ('pick_partial', 'pick', {'data': (0, 4), 'index': None}, {'axis': 1}),
+    ('slice_like_partial', 'slice_like', {'data': (5, 0), 'shape_like': (2, 3)}, {}),
+    ('slice_like_unknown', 'slice_like', {'data': None, 'shape_like': (2, 3)}, {}),
+    ('broadcast_like_unknown', 'broadcast_like', {'lhs': None, 'rhs': (4, 6)}, {}),
+    ('reshape_like_unknown', 'reshape_like', {'lhs': None, 'rhs': (4, 6)}, {}),
+    ('swapaxis_partial', 'SwapAxis', {'data': (0, 3, 4)}, {'dim1': 0, 'dim2': 2}),
+    ('reverse_partial', 'reverse', {'data': (0, 3)}, {'axis': (0,)}),
+    ('sort_partial', 'sort', {'data': (0, 3)}, {}),
+    ('cumsum_partial', 'cumsum', {'a': (0, 3)}, {'axis': 1}),
+    ('norm_partial', 'norm', {'data': (0, 3)}, {'axis': 1}),
+    ('gather_nd_partial', 'gather_nd', {'data': (0, 4, 5), 'indices': (2, 6)}, {}),
+    ('d2s_partial', 'depth_to_space', {'data': (0, 12, 2, 3)}, {'block_size': 2}),
+    ('pad_partial', 'Pad', {'data': (0, 2, 3, 4)},
+     {'mode': 'edge', 'pad_width': (0, 0, 0, 0, 1, 1, 2, 2)}),
+    ('diag_partial', 'diag', {'data': (0, 6)}, {}),
+    ('broadcast_axis_partial', 'broadcast_axis', {'data': (1, 0)}, {'axis': (0,), 'size': (3,)}),
     ('pick', 'pick', {'data': (3, 4, 5), 'index': None}, {'axis': 1}),
     ('pick_keep', 'pick', {'data': (3, 4), 'index': None}, {'keepdims': True}),
     ('gather_nd', 'gather_nd', {'data': (3, 4, 5), 'indices': (2, 6)}, {}),
@@ -198,6 +223,50 @@ ERRORS = [
      {'mode': 'wrap', 'pad_width': (0, 0, 0, 0, 1, 1, 1, 1)}),
     ('reshape_like_size', 'reshape_like', [('lhs', A(3, 4)), ('rhs', A(5, 2))], {}),
     ('cumsum_bad_dtype', 'cumsum', [('a', A(3))], {'dtype': 'uint8'}),
+    ('cumsum_neg_axis', 'cumsum', [('a', A(2, 3))], {'axis': -1}),
+    ('cumsum_axis_oob', 'cumsum', [('a', A(2, 3))], {'axis': 2}),
+    ('flip_neg_axis', 'reverse', [('data', A(2, 3))], {'axis': (-1,)}),
+    ('broadcast_axis_neg', 'broadcast_axis', [('data', A(2, 1))], {'axis': (-1,), 'size': (3,)}),
+    ('swapaxis_oob', 'SwapAxis', [('data', A(2, 3))], {'dim1': 2, 'dim2': 0}),
+    ('broadcast_like_ndim', 'broadcast_like', [('lhs', A(1, 3)), ('rhs', A(2, 2, 3))], {}),
+    ('broadcast_like_bad', 'broadcast_like', [('lhs', A(2, 3)), ('rhs', A(4, 3))], {}),
+    ('slice_like_big', 'slice_like', [('data', A(2, 3)), ('shape_like', A(4, 3))], {}),
+    ('slice_like_ndim', 'slice_like', [('data', A(2, 3)), ('shape_like', A(1))], {}),
+    ('slice_like_axis_oob', 'slice_like', [('data', A(2, 3)), ('shape_like', A(1, 1))],
+     {'axes': (2,)}),
+    ('gather_nd_too_many', 'gather_nd', [('data', A(2, 3)), ('indices', I([[0], [0], [0]]))], {}),
+    ('scatter_nd_bad', 'scatter_nd', [('data', A(3)), ('indices', I([[0, 1]]))], {'shape': (2, 2)}),
+    ('pick_bad_index', 'pick', [('data', A(2, 3, 4)), ('index', I([0, 1]))], {'axis': 1}),
+    ('unravel_no_shape', '_unravel_index', [('data', I([1]))], {}),
+    ('ravel_bad_rows', '_ravel_multi_index', [('data', I([[1], [2]]))], {'shape': (2, 2, 2)}),
+    ('s2d_3d', 'space_to_depth', [('data', A(2, 2, 2))], {'block_size': 2}),
+    ('s2d_block0', 'space_to_depth', [('data', A(1, 1, 2, 2))], {'block_size': 0}),
+    ('pad_reflect_big', 'Pad', [('data', A(1, 1, 2, 2))],
+     {'mode': 'reflect', 'pad_width': (0, 0, 0, 0, 2, 2, 2, 2)}),
+    ('pad_width_len', 'Pad', [('data', A(1, 1, 2, 2))],
+     {'mode': 'edge', 'pad_width': (0, 0, 0, 0, 2, 2)}),
+    ('pad_int', 'Pad', [('data', I([[[[1, 2]]]], 'int32'))],
+     {'mode': 'edge', 'pad_width': (0, 0, 0, 0, 1, 1, 1, 1)}),
+    ('im2col_int', 'im2col', [('data', I([[[[1, 2], [3, 4]]]], 'int32'))], {'kernel': (1, 1)}),
+    ('im2col_big_kernel', 'im2col', [('data', A(1, 1, 2, 2))], {'kernel': (3, 3)}),
+    ('col2im_channels', 'col2im', [('data', A(1, 5, 4))], {'output_size': (3, 3),
+                                                          'kernel': (2, 2)}),
+    ('crop_too_high', 'Crop', [('data', A(1, 1, 2, 2))], {'h_w': (3, 3), 'num_args': 1}),
+    ('crop_too_wide', 'Crop', [('data', A(1, 1, 4, 2))], {'h_w': (3, 3), 'num_args': 1}),
+    ('crop_offset_y', 'Crop', [('data', A(1, 1, 4, 4))], {'h_w': (3, 3), 'offset': (2, 2),
+                                                         'num_args': 1}),
+    ('crop_offset_x', 'Crop', [('data', A(1, 1, 4, 4))], {'h_w': (3, 3), 'offset': (0, 2),
+                                                         'num_args': 1}),
+    ('diag_missing', 'diag', [('data', A(3, 4))], {'k': 5}),
+    ('diag_same_axes', 'diag', [('data', A(2, 3, 4))], {'axis1': 1, 'axis2': 1}),
+    ('sort_float16', 'sort', [('data', I([1, 2], 'float16'))], {}),
+    ('argsort_float16', 'argsort', [('data', I([1, 2], 'float16'))], {}),
+    ('linspace_negative', '_linspace', [], {'start': 0, 'stop': 1, 'num': -1}),
+    ('arange_empty', '_arange', [], {'start': 1, 'stop': 1}),
+    ('arange_step0', '_arange', [], {'start': 1, 'stop': 3, 'step': 0}),
+    ('reshape_like_range', 'reshape_like', [('lhs', A(2, 3, 4)), ('rhs', A(2, 3, 4))],
+     {'lhs_begin': 2, 'lhs_end': 1}),
+    ('histogram_no_range', '_histogram', [('data', A(5))], {'bin_cnt': 4}),
 ]
 
 
@@ -257,10 +326,15 @@ def record_shape(cid, op, shapes, params):
         vs = OrderedDict((n, mx.sym.Variable(n)) for n in shapes)
         sym = resolve_op(op)(*vs.values(), name='op0', **params)
     given = {n: s for n, s in shapes.items() if s is not None}
-    args, outs, _ = sym.infer_shape_partial(**given)
-    return OrderedDict([('id', cid), ('op', op), ('params', jsonable(params)),
-                        ('given', jsonable(shapes)), ('arg_names', sym.list_arguments()),
-                        ('args', jsonable(args)), ('outs', jsonable(outs))])
+    rec = OrderedDict([('id', cid), ('op', op), ('params', jsonable(params)),
+                       ('given', jsonable(shapes)), ('arg_names', sym.list_arguments())])
+    try:
+        args, outs, _ = sym.infer_shape_partial(**given)
+    except mx.base.MXNetError as e:
+        rec['error'] = err_info(e)['error_message'][-300:]
+        return rec
+    rec['args'], rec['outs'] = jsonable(args), jsonable(outs)
+    return rec
 
 
 def record_error(cid, op, inputs, params):

@@ -71,7 +71,9 @@ def _take_axis(p, ndim):
 
 def _take_infer_shape(p, ins, outs):
     a, idx = ins
-    if a is None or idx is None:
+    if a is None:  # MXNet checks the axis against an unknown shape's 0 dimensions
+        _take_axis(p, 0)
+    if idx is None:
         return ins, outs
     ax = _take_axis(p, len(a))
     return ins, [tuple(a[:ax]) + tuple(idx) + tuple(a[ax + 1:])]
@@ -227,8 +229,7 @@ register(OpDef(
 def _gather_nd_shape(dshape, ishape):
     m = ishape[0]
     if m > len(dshape):
-        raise ShapeError(f"indices.shape[0] should be less than or equal to data.ndim, got "
-                         f"indices.shape[0]={m}, data.ndim={len(dshape)}")
+        raise ShapeError("Number of indices exceeds data dimension")
     return tuple(ishape[1:]) + tuple(dshape[m:])
 
 
@@ -240,7 +241,7 @@ def _nd_index(idx, shape):
 
 def _gather_nd_infer(p, ins, outs):
     d, i = ins
-    if d is None or i is None:
+    if d is None or i is None or 0 in d or 0 in i:  # MXNet needs both shapes complete
         return ins, outs
     return ins, [_gather_nd_shape(d, i)]
 
@@ -276,9 +277,10 @@ def _scatter_nd_infer(p, ins, outs):
     d, i = ins
     shape = tuple(p.shape)
     if d is not None and i is not None:
-        want = _gather_nd_shape(shape, i)
-        if tuple(d) != want:
-            raise ShapeError(f"Shape inconsistent, Provided = {_sh(d)}, inferred shape={_sh(want)}")
+        m = i[0]
+        if m > len(shape) or tuple(d) != tuple(i[1:]) + shape[m:]:
+            raise ShapeError(f"Invalid data, indices, and output shape combination for "
+                             f"scatter_nd: {_sh(d)}, {_sh(i)}, {_sh(shape)}")
     return ins, [shape]
 
 
@@ -307,6 +309,8 @@ def _sort_infer_shape(p, ins, outs):
     x = ins[0]
     if x is None:
         return ins, outs
+    if 0 in x:  # MXNet's sort sizes its workspace from the shape: -1 there
+        raise ShapeError("Shape dim size cannot be a negative value -1")
     ax = _sort_axis(p, len(x))
     return ins, [tuple(x) if ax is not None else (math.prod(x),)]
 
@@ -328,9 +332,24 @@ _SORT_AXIS = Param("axis", "int", -1, "Axis along which to sort the input tensor
                                       "the flattened array is used. Default is -1.", optional=True)
 _SORT_ASC = Param("is_ascend", "bool", True, "Whether to sort in ascending or descending order.")
 
+def _no_float16(t):
+    if t is not None and np.dtype(t) == np.float16:
+        raise TypeInferError("This operation does not support float16")
+
+
+def _sort_type(p, ins, outs):
+    _no_float16(ins[0])
+    return ins, [ins[0] if ins[0] is not None else outs[0]]
+
+
+def _argsort_type(p, ins, outs):
+    _no_float16(ins[0])
+    return ins, [p.dtype]
+
+
 register(OpDef(
     "sort", lambda p, ins, oc: _sorted(p, ins[0])[0], _sort_infer_shape,
-    params=(_SORT_AXIS, _SORT_ASC), gradient=_sort_gradient,
+    params=(_SORT_AXIS, _SORT_ASC), gradient=_sort_gradient, infer_type=_sort_type,
     doc="Returns a sorted copy of an input array along the given axis (flattened when None)."))
 register(OpDef(
     "argsort", lambda p, ins, oc: _sorted(p, ins[0])[1].to(dtype_torch(p.dtype)),
@@ -340,7 +359,7 @@ register(OpDef(
                                                      "valid when ret_typ is \"indices\" or "
                                                      "\"both\".",
                   choices=_dtypes("float16", "float32", "float64", "int32", "int64", "uint8"))),
-    infer_type=lambda p, ins, outs: (ins, [p.dtype]), gradient=zero_gradient,
+    infer_type=_argsort_type, gradient=zero_gradient,
     doc="Returns the indices that would sort an input array along the given axis (ties keep\n"
         "their order)."))
 
@@ -349,12 +368,21 @@ register(OpDef(
 _CUMSUM_DTYPES = _dtypes("float16", "float32", "float64", "int32", "int64", "int8")
 
 
+def _cumsum_axis(p, ndim):
+    """MXNet 1.9.1's cumsum rejects negative axes (its shape check indexes the shape with them)."""
+    if p.axis < 0:
+        raise ShapeError(f"index = {p.axis} must be in range [0, {ndim})")
+    if p.axis >= ndim:
+        raise ShapeError(f"axis value {p.axis} out of range")
+    return p.axis
+
+
 def _cumsum_forward(p, ins, oc):
     x = ins[0]
     dt = dtype_torch(p.dtype) if p.dtype is not None else x.dtype
     if p.axis is None:
         return torch.cumsum(x.reshape(-1), 0, dtype=dt)
-    return torch.cumsum(x, _norm_axis(p.axis, x.dim()), dtype=dt)
+    return torch.cumsum(x, _cumsum_axis(p, x.dim()), dtype=dt)
 
 
 def _cumsum_infer_shape(p, ins, outs):
@@ -363,13 +391,13 @@ def _cumsum_infer_shape(p, ins, outs):
         return ins, outs
     if p.axis is None:
         return ins, [(math.prod(x),)]
-    _norm_axis(p.axis, len(x))
+    _cumsum_axis(p, len(x))
     return ins, [tuple(x)]
 
 
 def _cumsum_gradient(F, p, ins, outs, ograds):
     x, g = ins[0], ograds[0]
-    ax = 0 if p.axis is None else _norm_axis(p.axis, x.ndim)
+    ax = 0 if p.axis is None else _cumsum_axis(p, x.ndim)
     rev = F.reverse(F._np_cumsum(F.reverse(g, axis=(ax,)), axis=ax), axis=(ax,))
     if p.axis is None:
         rev = F.Reshape(rev, shape=tuple(x.shape))
@@ -415,10 +443,8 @@ def _norm_check(p):
 def _norm_infer_shape(p, ins, outs):
     _norm_check(p)
     x = ins[0]
-    if x is None:
+    if x is None or 0 in x:  # MXNet infers from complete shapes only
         return ins, outs
-    if p.axis is not None and not isinstance(p.axis, int) and len(p.axis) > 2:
-        raise ShapeError("norm only supports axis=None, an int, or a 2-tuple of ints")
     return ins, [_reduced_shape(tuple(x), _norm_axes(p, len(x)), p.keepdims)]
 
 
@@ -426,12 +452,13 @@ def _norm_forward(p, ins, oc):
     _norm_check(p)
     x = ins[0]
     axes = _norm_axes(p, x.dim())
+    xf = x if x.dtype.is_floating_point else x.to(torch.float64)
     if p.ord == 1:
-        out = x.abs().sum(dim=axes, keepdim=p.keepdims)
+        out = xf.abs().sum(dim=axes, keepdim=p.keepdims)
     else:
-        out = torch.sqrt((x * x).sum(dim=axes, keepdim=p.keepdims))
+        out = torch.sqrt((xf * xf).sum(dim=axes, keepdim=p.keepdims))
     out = out.reshape(_reduced_shape(tuple(x.shape), axes, p.keepdims))
-    return out if p.out_dtype is None else out.to(dtype_torch(p.out_dtype))
+    return out.to(x.dtype if p.out_dtype is None else dtype_torch(p.out_dtype))
 
 
 def _backward_norm(p, ins, oc):
@@ -489,6 +516,11 @@ def _moments_forward(p, ins, oc):
     x = ins[0]
     axes = _moments_axes(p, x.dim())
     shape = _reduced_shape(tuple(x.shape), axes, p.keepdims)
+    if not x.dtype.is_floating_point:  # MXNet divides in the integer type (truncating)
+        n = math.prod(x.shape[a] for a in axes)
+        mean = torch.div(x.sum(dim=axes, keepdim=True), n, rounding_mode="trunc")
+        var = torch.div(((x - mean) ** 2).sum(dim=axes, keepdim=True), n, rounding_mode="trunc")
+        return mean.reshape(shape).to(x.dtype), var.reshape(shape).to(x.dtype)
     mean = x.mean(dim=axes, keepdim=True)
     var = ((x - mean) ** 2).mean(dim=axes, keepdim=True)
     return mean.reshape(shape), var.reshape(shape)
@@ -553,9 +585,15 @@ def _strides(shape):
     return out[::-1]
 
 
+def _ravel_shape(p, what):
+    if not p.shape:
+        raise ShapeError(f"Empty shape parameter for {what} operator.")
+    return tuple(p.shape)
+
+
 def _ravel_forward(p, ins, oc):
     x = ins[0]
-    shape = tuple(p.shape)
+    shape = _ravel_shape(p, "ravel")
     idx = x.to(torch.int64)
     flat = sum(idx[i] * s for i, s in enumerate(_strides(shape)))
     return flat.to(x.dtype)
@@ -565,15 +603,15 @@ def _ravel_infer(p, ins, outs):
     x = ins[0]
     if x is None:
         return ins, outs
-    if x[0] and x[0] != len(p.shape):
-        raise ShapeError(f"Shape inconsistent, Provided = {_sh(x)}, inferred shape="
-                         f"[{len(p.shape)},...]")
+    if x[0] and x[0] != len(_ravel_shape(p, "ravel")):
+        raise ShapeError("First dimension of input of ravel operator does not match shape "
+                         "parameter dimension.")
     return ins, [tuple(x[1:]) if len(x) > 1 else (1,)]
 
 
 def _unravel_forward(p, ins, oc):
     x = ins[0]
-    shape = tuple(p.shape)
+    shape = _ravel_shape(p, "unravel")
     idx = x.to(torch.int64)
     out = [None] * len(shape)
     for j in range(len(shape) - 1, 0, -1):
@@ -592,7 +630,8 @@ register(OpDef(
     doc="Converts a batch of index arrays (rows of ``data``) into flat indices of ``shape``."))
 register(OpDef(
     "_unravel_index", _unravel_forward,
-    lambda p, ins, outs: (ins, [None if ins[0] is None else (len(p.shape),) + tuple(ins[0])]),
+    lambda p, ins, outs: (ins, [None if ins[0] is None else
+                                (len(_ravel_shape(p, "unravel")),) + tuple(ins[0])]),
     params=(_RAVEL_SHAPE,), aliases=("unravel_index",), gradient=zero_gradient,
     doc="Converts flat indices into a batch of index arrays (one row per axis of ``shape``)."))
 
@@ -605,7 +644,7 @@ def _hist_inputs(p):
 def _hist_infer_shape(p, ins, outs):
     if p.bin_cnt is not None:
         if p.range is None:
-            raise ShapeError("range must be specified when bin_cnt is given")
+            raise ShapeError("cnt and range should both or neither specified")
         return ins, [(p.bin_cnt,), (p.bin_cnt + 1,)]
     bins = ins[1]
     if bins is None:
@@ -620,6 +659,8 @@ def _hist_forward(p, ins, oc):
     if p.bin_cnt is not None:
         lo, hi = p.range
         edges = torch.linspace(lo, hi, p.bin_cnt + 1, dtype=torch.float64, device=x.device)
+        if not x.dtype.is_floating_point:  # MXNet bins integers by the truncated edges
+            return _hist_by_edges(x, edges.to(x.dtype))
         xd = x.to(torch.float64)
         inside = (xd >= lo) & (xd <= hi)
         b = torch.floor((xd - lo) / (hi - lo) * p.bin_cnt).to(torch.int64)
@@ -627,7 +668,10 @@ def _hist_forward(p, ins, oc):
         counts = torch.zeros(p.bin_cnt, dtype=torch.int64, device=x.device)
         counts.index_add_(0, b[inside], torch.ones_like(b[inside]))
         return counts, edges.to(ins[0].dtype)
-    edges = ins[1].reshape(-1)
+    return _hist_by_edges(x, ins[1].reshape(-1))
+
+
+def _hist_by_edges(x, edges):
     n = edges.numel() - 1
     inside = (x >= edges[0]) & (x <= edges[-1])
     b = (torch.searchsorted(edges.contiguous(), x.contiguous(), right=True) - 1).clamp(0, n - 1)

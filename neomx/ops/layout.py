@@ -18,7 +18,7 @@ import torch.nn.functional as tF
 from ..base import dtype_np, dtype_torch
 from .indexing import DtypeParam
 from .matrix import _norm_axis
-from .registry import OpDef, Param, ShapeError, register, _sh
+from .registry import OpDef, Param, ShapeError, TypeInferError, register, _sh
 
 
 def _linear_vjp(fn, shape, g):
@@ -42,21 +42,22 @@ def _slice_like_shape(p, d, s):
     out = list(d)
     if not p.axes:
         if len(s) != len(d):
-            raise ShapeError(f"Operand of shape {_sh(d)} cannot be sliced like {_sh(s)}: "
-                             f"ndim mismatch")
+            raise ShapeError(f"By default slice_axis performs slice on all axes, but ndim "
+                             f"mismatch for inputs: {len(d)} vs. {len(s)}")
         axes = range(len(d))
     else:
         axes = []
         for a in p.axes:
             if not -len(d) <= a < len(d):
-                raise ShapeError(f"Slice axis: {a} with shape {_sh(d)} out of range")
+                raise ShapeError(f"Slice axis: {a} exceeds first input: {len(d)}")
             a = a % len(d)
             if a >= len(s):
-                raise ShapeError(f"Slice axis: {a} out of range for shape_like {_sh(s)}")
+                raise ShapeError(f"Slice axis: {a} exceeds second input: {len(s)}")
             axes.append(a)
     for a in axes:
-        if s[a] > d[a]:
-            raise ShapeError(f"Slice end {s[a]} exceeds the input dimension {d[a]} on axis {a}")
+        if s[a] > d[a] or not d[a]:  # (an unknown dimension is -1 to MXNet's check)
+            raise ShapeError(f"Slice axis {a} with size {s[a]}exceeds limit of input with size "
+                             f"{d[a] or -1}")
         out[a] = s[a]
     return tuple(out)
 
@@ -99,17 +100,17 @@ register(OpDef(
 
 
 # --- reshape_like --------------------------------------------------------------------------------
-def _range_of(begin, end, ndim):
+def _range_of(begin, end, ndim, side):
     b = 0 if begin is None else (begin + ndim if begin < 0 else begin)
     e = ndim if end is None else (end + ndim if end < 0 else end)
-    if not 0 <= b <= e <= ndim:
-        raise ShapeError(f"Invalid begin, end, get begin={begin}, end={end} for ndim={ndim}")
+    if not 0 <= b < e <= ndim:
+        raise ShapeError(f"Invalid begin, end, get {side}_begin={begin}, {side}_end={end}")
     return b, e
 
 
 def _reshape_like_shape(p, lhs, rhs):
-    lb, le = _range_of(p.lhs_begin, p.lhs_end, len(lhs))
-    rb, re_ = _range_of(p.rhs_begin, p.rhs_end, len(rhs))
+    lb, le = _range_of(p.lhs_begin, p.lhs_end, len(lhs), "lhs")
+    rb, re_ = _range_of(p.rhs_begin, p.rhs_end, len(rhs), "rhs")
     out = tuple(lhs[:lb]) + tuple(rhs[rb:re_]) + tuple(lhs[le:])
     if math.prod(out) != math.prod(lhs):
         raise ShapeError(f"Cannot reshape lhs with shape {_sh(lhs)}to new shape {_sh(out)} "
@@ -119,6 +120,8 @@ def _reshape_like_shape(p, lhs, rhs):
 
 def _reshape_like_infer(p, ins, outs):
     lhs, rhs = ins
+    if lhs is None and rhs is not None:  # MXNet checks the range against an unknown shape
+        _range_of(p.lhs_begin, p.lhs_end, 0, "lhs")
     if lhs is None or rhs is None:
         return ins, outs
     return ins, [_reshape_like_shape(p, lhs, rhs)]
@@ -199,10 +202,10 @@ register(OpDef(
 def _broadcast_axis_shape(p, x):
     axes, sizes = tuple(p.axis), tuple(p.size)
     if len(axes) != len(sizes):
-        raise ShapeError(f"Size of axis ({len(axes)}) and size ({len(sizes)}) must match")
+        raise ShapeError(f"param.axis.ndim() == param.size.ndim() ({len(axes)} vs. {len(sizes)})")
     out = list(x)
     for a, s in zip(axes, sizes):
-        a = _norm_axis(a, len(x))
+        a = _positive_axis(a, len(x))
         if out[a] != 1:
             raise ShapeError(f"Broadcasting axis must have size 1 ({out[a]} vs. 1)")
         out[a] = s
@@ -212,7 +215,8 @@ def _broadcast_axis_shape(p, x):
 register(OpDef(
     "broadcast_axis",
     lambda p, ins, oc: ins[0].expand(_broadcast_axis_shape(p, tuple(ins[0].shape))),
-    lambda p, ins, outs: (ins, [None if ins[0] is None else _broadcast_axis_shape(p, ins[0])]),
+    lambda p, ins, outs: (ins, [None if ins[0] is None or 0 in ins[0] else
+                                _broadcast_axis_shape(p, ins[0])]),
     params=(Param("axis", "shape", (), "The axes to perform the broadcasting."),
             Param("size", "shape", (), "Target sizes of the broadcasting axes.")),
     aliases=("broadcast_axes",),
@@ -220,12 +224,19 @@ register(OpDef(
     doc="Broadcasts the input array over particular axes (each of size 1)."))
 
 
+def _positive_axis(a, ndim):
+    """MXNet 1.9.1's reverse and broadcast_axis take no negative axes."""
+    if not 0 <= a < ndim:
+        raise ShapeError(f"index = {a} must be in range [0, {ndim})" if a < 0 else
+                         f"axis {a} exceeds the input dimension of {ndim}")
+    return a
+
+
 # --- SwapAxis / reverse --------------------------------------------------------------------------
 def _swap_dims(p, ndim):
     for d in (p.dim1, p.dim2):
         if not -ndim <= d < ndim:
-            raise ShapeError(f"dim1 and dim2 must be in the range [{-ndim}, {ndim - 1}]: "
-                             f"dim1={p.dim1}, dim2={p.dim2}")
+            raise ShapeError(f"axis {d} is out of bounds for array of ndim {ndim}")
     return p.dim1 % ndim, p.dim2 % ndim
 
 
@@ -247,7 +258,7 @@ register(OpDef(
 
 
 def _reverse_axes(p, ndim):
-    return tuple(_norm_axis(a, ndim) for a in p.axis)
+    return tuple(_positive_axis(a, ndim) for a in p.axis)
 
 
 register(OpDef(
@@ -272,7 +283,9 @@ def _diag_shape(p, x):
         raise ShapeError(f"axis1 and axis2 cannot refer to the same axis {a1}")
     h, w = x[a1], x[a2]
     k = p.k
-    n = max(0, min(h + k, w) if k < 0 else min(h, w - k))
+    n = min(h + k, w) if k < 0 else min(h, w - k)
+    if n <= 0:
+        raise ShapeError("Diagonal does not exist.")
     return tuple(d for i, d in enumerate(x) if i not in (a1, a2)) + (n,)
 
 
@@ -312,9 +325,9 @@ register(OpDef(
 def _d2s_shape(p, x):
     b = p.block_size
     if len(x) != 4:
-        raise ShapeError("Depth To Space requires exactly 4D tensor")
+        raise ShapeError("Operation Depth To Space requires exactly 4D tensor")
     if b <= 0:
-        raise ShapeError(f"block_size must be a positive integer value")
+        raise ShapeError("block_size must be a positive integer value")
     if x[1] % (b * b):
         raise ShapeError("Cannot perform Depth To Space operation on the specified tensor. "
                          "Dimension:1(depth dimension) should be a multiple of 'block^2'")
@@ -324,9 +337,9 @@ def _d2s_shape(p, x):
 def _s2d_shape(p, x):
     b = p.block_size
     if len(x) != 4:
-        raise ShapeError("Space To Depth requires exactly 4D tensor")
+        raise ShapeError("Operation Space To Depth requires exactly 4D tensor")
     if b <= 0:
-        raise ShapeError(f"block_size must be a positive integer value")
+        raise ShapeError("block_size must be a positive integer value")
     for i, what in ((2, "1st"), (3, "2nd")):
         if x[i] % b:
             raise ShapeError(f"Cannot perform Depth To Space operation on the specified tensor. "
@@ -446,10 +459,14 @@ def _pad_check(p, x):
         raise ShapeError("Current implementation only supports 4-D or 5-D input.")
     pw = tuple(p.pad_width)
     if len(pw) != 2 * len(x):
-        raise ShapeError(f"Input shape vs padding spec mismatch.")
+        raise ShapeError("Input shape vs padding spec mismatch.")
     if any(pw[:4]):
         raise ShapeError("Current implementation expects padding on the first two axes to be "
                          "zero.")
+    if p.mode == "reflect" and any(pw[2 * i] >= d or pw[2 * i + 1] >= d
+                                   for i, d in enumerate(x) if i >= 2):
+        raise ShapeError("Current implementation of reflection padding only supports padding "
+                         "sizes smaller than the input size.")
     return pw
 
 
@@ -468,6 +485,15 @@ def _pad_torch(p, x):
     return tF.pad(x, pads, mode="replicate" if p.mode == "edge" else "reflect")
 
 
+def _float_only(p, ins, outs):
+    """Pad, im2col and col2im have floating-point kernels only (MXNet's text)."""
+    t = ins[0]
+    if t is not None and not np.issubdtype(np.dtype(t), np.floating):
+        raise TypeInferError(f"This operation only support floating point types, not "
+                             f"{np.dtype(t).name}")
+    return ins, [t if t is not None else outs[0]]
+
+
 _PAD_PARAMS = (
     Param("mode", "str", doc="Padding type to use. \"constant\" pads with `constant_value` "
                              "\"edge\" pads using the edge values of the input array \"reflect\" "
@@ -483,7 +509,7 @@ _PAD_PARAMS = (
 register(OpDef(
     "Pad", lambda p, ins, oc: _pad_torch(p, ins[0]),
     lambda p, ins, outs: (ins, [None if ins[0] is None else _pad_shape(p, ins[0])]),
-    params=_PAD_PARAMS, aliases=("pad",),
+    params=_PAD_PARAMS, aliases=("pad",), infer_type=_float_only,
     gradient=lambda F, p, ins, outs, ograds: [
         F._backward_Pad(ograds[0], shape=tuple(ins[0].shape), **p)],
     doc="Pads an input array (4-D or 5-D, spatial axes only) with a constant or edge values."))
@@ -505,15 +531,18 @@ def _crop_box(p, x, like):
     else:
         h, w = p.h_w
     H, W = x[2], x[3]
-    if h > H or w > W:
-        raise ShapeError("crop size must be smaller than or equal to the input size")
+    if h > H:
+        raise ShapeError("the crop height(h_w[0]) should be less than the input data's height")
+    if w > W:
+        raise ShapeError("the crop width(h_w[1]) should be less than the input data's width")
     if p.center_crop:
         oy, ox = (H - h) // 2, (W - w) // 2
     else:
         oy, ox = p.offset
-        if oy + h > H or ox + w > W:
-            raise ShapeError("offset plus crop size must be smaller than or equal to the input "
-                             "size")
+        if oy > H - h:
+            raise ShapeError("offset[0] should be less than the residual space of height")
+        if ox > W - w:
+            raise ShapeError("offset[1] should be less than the residual space of width")
     return oy, ox, h, w
 
 
@@ -578,7 +607,7 @@ def _im2col_shape(p, x):
     for i in range(nsp):
         o = (x[2 + i] + 2 * pd[i] - (d[i] * (k[i] - 1) + 1)) // s[i] + 1
         if o <= 0:
-            raise ShapeError(f"kernel size exceed input")
+            raise ShapeError("kernel size exceed input")
         L *= o
     return (x[0], x[1] * math.prod(k), L)
 
@@ -622,7 +651,7 @@ def _col2im_shape(p, x):
         raise ShapeError(f"col2im: input must be 3-D, got {_sh(x)}")
     kk = math.prod(p.kernel)
     if x[1] % kk:
-        raise ShapeError(f"col2im: input dim 1 ({x[1]}) must be a multiple of prod(kernel)")
+        raise ShapeError("the second dim of input shape should be multiples of kernel size")
     c = x[1] // kk
     want = _im2col_shape(p, (x[0], c) + tuple(p.output_size))
     if want[2] != x[2]:
@@ -642,7 +671,7 @@ _CONV_PARAMS = (
 register(OpDef(
     "im2col", _im2col_forward,
     lambda p, ins, outs: (ins, [None if ins[0] is None else _im2col_shape(p, ins[0])]),
-    params=_CONV_PARAMS,
+    params=_CONV_PARAMS, infer_type=_float_only,
     gradient=lambda F, p, ins, outs, ograds: [
         F.col2im(ograds[0], output_size=tuple(ins[0].shape[2:]), **p)],
     doc="Extracts sliding blocks from a batched input into columns: ``(N, C*prod(kernel),\n"
@@ -651,7 +680,7 @@ register(OpDef(
     "col2im", _col2im_forward,
     lambda p, ins, outs: (ins, [None if ins[0] is None else _col2im_shape(p, ins[0])]),
     params=(Param("output_size", "shape", doc="The spatial dimension of image array: (w,), (h, "
-                                              "w) or (d, h, w)."),) + _CONV_PARAMS,
+                                              "w) or (d, h, w)."),) + _CONV_PARAMS, infer_type=_float_only,
     gradient=lambda F, p, ins, outs, ograds: [
         F.im2col(ograds[0], **{k: v for k, v in p.items() if k != "output_size"})],
     doc="Combines columns of sliding blocks back into an array, summing overlaps (the adjoint\n"
@@ -680,13 +709,20 @@ def _range_vals(p):
         raise ShapeError("Range does not support step=0, received 0")
     n = int(math.ceil((stop - start) / p.step))
     if n <= 0:
-        raise ShapeError(f"Invalid range: start={p.start}, stop={p.stop}, step={p.step}")
+        raise ShapeError(f"Invalid range (start, stop, step) = ({_g(start)},{_g(stop)},"
+                         f"{_g(p.step)})")
     vals = start + np.arange(n, dtype=np.float64) * p.step
     return np.repeat(vals, p.repeat) if p.repeat != 1 else vals
 
 
+def _g(v):
+    return f"{v:g}"
+
+
 def _linspace_vals(p):
-    if p.num <= 0:
+    if p.num < 0:
+        raise ShapeError(f"Number of sequence should be non-negative, received {p.num}")
+    if p.num == 0:
         return np.zeros(0)
     div = (p.num - 1) if p.endpoint else p.num
     step = (p.stop - p.start) / div if div > 0 else 0.0
