@@ -243,11 +243,11 @@ class _Plan:
     op's forward with a cached ``OpContext``, for inputs whose shapes and dtypes passed the op's
     rules before."""
 
-    __slots__ = ("op", "p", "kernel", "check_id", "oc", "oc_key", "fwd", "run")
+    __slots__ = ("op", "p", "kernel", "check_id", "fwd_ctx", "fwd_train", "fwd", "run")
 
     def __init__(self, op, p, nargs):
         self.op, self.p = op, p
-        self.oc = self.oc_key = None
+        self.fwd_ctx = self.fwd_train = None
         fk = op.fast_kernel(p) if op.fast_kernel is not None else None
         self.kernel, needs_check = fk if fk is not None else (None, True)
         self.check_id = id(p) if needs_check else None
@@ -352,10 +352,10 @@ class _Plan:
         """The op's forward on tensors, with the OpContext of this context and mode (made once
         per context and mode)."""
         train = is_training()
-        if ctx is not self.oc_key or train is not self.oc:
+        if ctx is not self.fwd_ctx or train is not self.fwd_train:
             p, oc, forward = self.p, _op_context(train, ctx.torch_device), self.op.forward
             self.fwd = lambda *ts: forward(p, list(ts), oc)
-            self.oc_key, self.oc = ctx, train
+            self.fwd_ctx, self.fwd_train = ctx, train
         return self.fwd
 
 
