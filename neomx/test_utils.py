@@ -38,12 +38,15 @@ __all__ = [
     "default_context", "set_default_context", "default_dtype", "default_rtols", "default_atols",
     "default_numeric_eps", "effective_dtype", "get_tolerance", "get_tols", "get_atol", "get_rtol",
     "get_etol", "random_arrays", "random_uniform_arrays", "random_sample", "rand_ndarray",
-    "rand_sparse_ndarray", "create_sparse_array", "rand_shape_2d", "rand_shape_3d",
+    "rand_sparse_ndarray", "create_sparse_array", "create_sparse_array_zd",
+    "shuffle_csr_column_indices", "rand_shape_2d", "rand_shape_3d",
     "rand_shape_nd", "rand_coord_2d", "np_reduce", "same", "checkShapes", "almost_equal",
     "locationError", "assert_almost_equal", "assert_allclose", "assert_almost_equal_with_err",
     "assert_almost_equal_ignore_nan", "assert_exception", "retry", "simple_forward",
     "numeric_grad", "check_numeric_gradient", "check_symbolic_forward",
     "check_symbolic_backward", "check_speed", "check_consistency", "list_gpus", "download",
+    "download_model", "get_zip_data", "get_bz2_data", "get_im2rec_path",
+    "check_gluon_hybridize_consistency",
     "get_mnist", "get_mnist_pkl", "get_mnist_ubyte", "get_cifar10", "get_mnist_iterator",
     "same_array", "discard_stderr", "DummyIter", "gen_buckets_probs_with_ppf", "mean_check",
     "var_check", "chi_square_check", "verify_generator", "compare_ndarray_tuple",
@@ -213,6 +216,14 @@ def rand_sparse_ndarray(shape, stype, *args, **kwargs):
 
 def create_sparse_array(shape, stype, *args, **kwargs):
     raise _sparse_error("create_sparse_array", stype)
+
+
+def create_sparse_array_zd(shape, stype, *args, **kwargs):
+    raise _sparse_error("create_sparse_array_zd", stype)
+
+
+def shuffle_csr_column_indices(csr):
+    raise _sparse_error("shuffle_csr_column_indices", "csr")
 
 
 def rand_shape_2d(dim0=10, dim1=10, allow_zero_size=False):
@@ -1244,6 +1255,77 @@ def download(url, fname=None, dirname=None, overwrite=False, retries=5):
         return fname
     raise MXNetError(f"download({url!r}): neomx does not access the network; put the file at "
                      f"{os.path.abspath(fname)!r} (and call without overwrite=True)")
+
+
+def download_model(model_name, dst_dir="./", meta_info=None):
+    """``(prefix, 0)`` of a model whose ``<model_name>-symbol.json`` and
+    ``<model_name>-0000.params`` are already in ``dst_dir`` (MXNet downloads them; neomx never
+    does). ``meta_info`` maps model names to ``{'symbol': url, 'params': url}``; with it, a name
+    it lacks gives ``(None, 0)`` as in MXNet.
+
+    Raises
+    ------
+    MXNetError
+        A file is missing; the message names it.
+    """
+    if meta_info is not None and model_name not in dict(meta_info):
+        return (None, 0)
+    prefix = os.path.join(dst_dir, model_name)
+    for suffix in ("-symbol.json", "-0000.params"):
+        download(f"http://data.mxnet.io/models/{model_name}{suffix}", prefix + suffix)
+    return (prefix, 0)
+
+
+def get_zip_data(data_dir, url, data_origin_name):
+    """Extract ``data_dir/data_origin_name`` (a zip archive put there beforehand) into
+    ``data_dir``. MXNet downloads and extracts only when the archive is absent; neomx never
+    downloads, so it extracts the archive it finds (raising MXNetError naming it otherwise)."""
+    import zipfile
+    archive = os.path.join(data_dir, data_origin_name)
+    if not os.path.exists(archive):
+        download(url, fname=data_origin_name, dirname=data_dir)  # raises: names the file
+    with zipfile.ZipFile(archive) as zf:
+        zf.extractall(path=data_dir)
+
+
+def get_bz2_data(data_dir, data_name, url, data_origin_name):
+    """Decompress ``data_dir/data_origin_name`` (bz2, already there) into
+    ``data_dir/data_name`` unless that exists; the archive is removed afterwards, as MXNet
+    does (which would download it first)."""
+    import bz2
+    import shutil
+    target = os.path.join(data_dir, data_name)
+    if os.path.exists(target):
+        return
+    archive = download(url, fname=data_origin_name, dirname=data_dir)  # raises if missing
+    with bz2.BZ2File(archive, "rb") as src, open(target, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    os.remove(archive)
+
+
+def get_im2rec_path(home_env="MXNET_HOME"):
+    """Path of MXNet's ``tools/im2rec.py`` under ``$<home_env>`` (neomx does not ship it).
+
+    Raises
+    ------
+    IOError
+        It is not there (MXNet's error).
+    """
+    home = os.environ.get(home_env)
+    if home:
+        for path in (os.path.join(home, "tools", "im2rec.py"),
+                     os.path.join(home, "..", "..", "tools", "im2rec.py")):
+            if os.path.isfile(path):
+                return path
+    raise IOError("Could not find path to tools/im2rec.py")
+
+
+def check_gluon_hybridize_consistency(net_builder, data_l, numpy_func=None, test_grad=True,
+                                      rtol=1E-4, atol=1E-4):
+    """MXNet's check of a HybridBlock on ``mx.np`` arrays: not available, since neomx has no
+    NumPy interface (``mx.np``/``mx.npx``)."""
+    raise MXNetError("check_gluon_hybridize_consistency needs MXNet's NumPy interface "
+                     "(mx.np ndarrays), which neomx does not implement")
 
 
 def get_mnist(path=None):

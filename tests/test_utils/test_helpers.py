@@ -296,3 +296,30 @@ def test_effective_dtype_tf32_rule(monkeypatch):
     monkeypatch.delenv("NVIDIA_TF32_OVERRIDE")
     monkeypatch.setattr(neomx.util, "get_cuda_compute_capability", lambda ctx: 75)
     assert tu.effective_dtype(FakeGpuArray()) == np.float32
+
+
+def test_archives_and_models_from_local_files(tmp_path):
+    import bz2
+    import zipfile
+    with zipfile.ZipFile(tmp_path / "d.zip", "w") as zf:
+        zf.writestr("inner.txt", "zipped")
+    tu.get_zip_data(str(tmp_path), "http://example.invalid/d.zip", "d.zip")
+    assert (tmp_path / "inner.txt").read_text() == "zipped"
+    (tmp_path / "k.bz2").write_bytes(bz2.compress(b"bz2 data"))
+    tu.get_bz2_data(str(tmp_path), "k.txt", "http://example.invalid/k.bz2", "k.bz2")
+    assert (tmp_path / "k.txt").read_bytes() == b"bz2 data" and not (tmp_path / "k.bz2").exists()
+    with pytest.raises(mx.MXNetError, match="missing.zip"):
+        tu.get_zip_data(str(tmp_path), "http://example.invalid/missing.zip", "missing.zip")
+    with pytest.raises(mx.MXNetError, match="net-symbol.json"):
+        tu.download_model("net", dst_dir=str(tmp_path))
+    (tmp_path / "net-symbol.json").write_text("{}")
+    (tmp_path / "net-0000.params").write_bytes(b"")
+    assert tu.download_model("net", dst_dir=str(tmp_path)) == (str(tmp_path / "net"), 0)
+    assert tu.download_model("other", meta_info={"net": {}}) == (None, 0)
+    with pytest.raises(IOError):
+        tu.get_im2rec_path("NEOMX_NO_SUCH_HOME")
+    for f in (lambda: tu.create_sparse_array_zd((2, 2), "row_sparse", 0.5),
+              lambda: tu.rand_sparse_ndarray((2, 2), "csr"),
+              lambda: tu.check_gluon_hybridize_consistency(None, [])):
+        with pytest.raises(mx.MXNetError):
+            f()
