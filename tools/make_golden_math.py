@@ -40,6 +40,12 @@ PARAM_UNARY = [  # (id, op, params, low, high)
 EDGE = [0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 1.5, -1.5, 2.5, -2.5, 3.0, -7.0, 100.0, -100.0, 1e-8,
         0.49999997, float("inf"), float("-inf"), float("nan")]
 INTS = [-3, -2, -1, 0, 1, 2, 3, 7]
+CONTRIB = [  # (id, op, params, low, high): mx.nd.contrib.<op without _contrib_>
+    ("round_ste", "_contrib_round_ste", {}, -4, 4),
+    ("sign_ste", "_contrib_sign_ste", {}, -2, 2),
+    ("quadratic", "_contrib_quadratic", {"a": 1.5, "b": -2.0, "c": 0.5}, -3, 3),
+    ("div_sqrt_dim", "_contrib_div_sqrt_dim", {}, -3, 3),
+]
 SCALAR_OPS = [  # (id, op, scalar)
     ("hypot_scalar", "_hypot_scalar", 2.5), ("hypot_scalar_0", "_hypot_scalar", 0.0),
     ("and_scalar_0", "_logical_and_scalar", 0.0), ("and_scalar_1", "_logical_and_scalar", 1.5),
@@ -63,10 +69,14 @@ ERRORS = [
 
 
 def fn(op):
+    if op.startswith("_contrib_"):
+        return getattr(mx.nd.contrib, op[len("_contrib_"):])
     return getattr(mx.nd, op, None) or getattr(mx.nd._internal, op)
 
 
 def symfn(op):
+    if op.startswith("_contrib_"):
+        return getattr(mx.sym.contrib, op[len("_contrib_"):])
     return getattr(mx.sym, op, None) or getattr(mx.sym._internal, op)
 
 
@@ -118,7 +128,7 @@ def main():
                        ("cases", []), ("errors", []), ("json", OrderedDict())])
     for op, (lo, hi) in UNARY.items():
         out["cases"] += unary_cases(op, op, {}, lo, hi)
-    for cid, op, params, lo, hi in PARAM_UNARY:
+    for cid, op, params, lo, hi in PARAM_UNARY + CONTRIB:
         out["cases"] += unary_cases(cid, op, params, lo, hi)
     for cid, op, s in SCALAR_OPS:
         r = rng_for("math/" + cid)
@@ -151,6 +161,7 @@ def main():
     sym_ops = [(op, {}) for op in UNARY] + [(op, p) for _, op, p, _, _ in PARAM_UNARY[::2]]
     sym_ops += [(op, {"scalar": s}) for _, op, s in SCALAR_OPS[::2]]
     sym_ops += [("_hypot", None), ("broadcast_hypot", None)]
+    sym_ops += [(op, p) for _, op, p, _, _ in CONTRIB]
     for op, params in sym_ops:
         with fresh_scopes():
             if params is None:

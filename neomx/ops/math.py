@@ -300,3 +300,54 @@ for _name, _aliases, _fn, _grad in _SCALAR:
     register(OpDef(_name, _fwd, same_shape, params=_SCALAR_PARAMS, aliases=_aliases,
                    gradient=_grad, fast_kernel=lambda p, _f=_fwd: ((lambda x: _f(p, [x], None)), False),
                    doc=f"``{_name.strip('_')}``: an array and a scalar."))
+
+
+# --- contrib math (mx.nd.contrib.<name> in MXNet; registered as _contrib_<name>) -------------------
+# (MXNet's contrib isfinite/isinf/isnan are Python compositions in ndarray/contrib.py, not
+# operators: they belong with the contrib namespace, not in the op table.)
+def _sign_nan0(x):
+    """sign with sign(nan) = 0, as MXNet's sign_ste."""
+    return torch.nan_to_num(torch.sign(x), nan=0.0) if x.is_floating_point() else torch.sign(x)
+
+
+_CONTRIB_UNARY = [  # name, input name, kernel, gradient rule (F, x, y, g) or None
+    # straight-through estimators: round/sign forward, identity gradient
+    ("_contrib_round_ste", "data", _integral(_round), lambda F, x, y, g: g),
+    ("_contrib_sign_ste", "data", _sign_nan0, lambda F, x, y, g: g),
+]
+for _name, _in, _fn, _rule in _CONTRIB_UNARY:
+    register(OpDef(_name, _unary_forward(_fn), same_shape, inputs=(_in,), hint=_name[9:],
+                   gradient=_unary_gradient(_rule), fast_kernel=lambda p, _fn=_fn: (_fn, False),
+                   doc=f"``mx.nd.contrib.{_name[9:]}`` (MXNet's semantics)."))
+
+
+def _quadratic(p):
+    a, b, c = _f32(p.a), _f32(p.b), _f32(p.c)
+    return _real(lambda x: (x * a + b) * x + c)
+
+
+register(OpDef(
+    "_contrib_quadratic", lambda p, ins, oc: _quadratic(p)(ins[0]), same_shape, hint="quadratic",
+    params=(Param("a", "float", 0.0, "Coefficient of the quadratic term in the quadratic function."),
+            Param("b", "float", 0.0, "Coefficient of the linear term in the quadratic function."),
+            Param("c", "float", 0.0, "Constant term in the quadratic function.")),
+    gradient=lambda F, p, ins, outs, ograds: [F.elemwise_mul(ograds[0], F._plus_scalar(
+        F._mul_scalar(ins[0], scalar=2 * _f32(p.a)), scalar=_f32(p.b)))],
+    fast_kernel=lambda p: (_quadratic(p), False),
+    doc="``a * x^2 + b * x + c`` elementwise (``mx.nd.contrib.quadratic``)."))
+
+
+def _div_sqrt_dim(x):
+    """x / sqrt(last dim); integer arrays divide by the truncated root (MXNet's DType cast)."""
+    if not x.is_floating_point():
+        return torch.div(x, int(math.sqrt(x.shape[-1])), rounding_mode="trunc")
+    return _real(lambda t: t / math.sqrt(x.shape[-1]))(x)
+
+
+register(OpDef(
+    "_contrib_div_sqrt_dim", lambda p, ins, oc: _div_sqrt_dim(ins[0]), same_shape,
+    hint="div_sqrt_dim",
+    gradient=lambda F, p, ins, outs, ograds: [
+        F._div_scalar(ograds[0], scalar=math.sqrt(ins[0].shape[-1]))],
+    fast_kernel=lambda p: (_div_sqrt_dim, False),
+    doc="``data / sqrt(data.shape[-1])`` (``mx.nd.contrib.div_sqrt_dim``)."))
