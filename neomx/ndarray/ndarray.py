@@ -124,8 +124,10 @@ class NDArray:
     def T(self) -> "NDArray":
         if self.ndim < 2:
             return self.copy()
-        if _REC.n and _AG.recording:
-            return self._recorded("transpose", [self])
+        if _REC.n and _AG.recording:  # (the transpose op gives a view; T is a new array)
+            res = self._recorded("transpose", [self])
+            res._data = res._data.contiguous()
+            return res
         t = self._data
         return from_torch(engine.push(lambda: t.permute(*reversed(range(t.dim()))).contiguous(),
                                       reads=(self,)), self._ctx)
