@@ -46,6 +46,10 @@ CASES = [
      {'axis': 0, 'keepdims': True}, ['data']),
     ('pick_3d', 'pick', [('data', A(2, 3, 4)), ('index', I([[0, 1, 2, 3], [2, 2, 0, 1]]))],
      {'axis': 1}, ['data']),
+    ('choose_element', 'choose_element_0index', [('data', A(3, 4)), ('index', I([0, 5, -1]))],
+     {}, ['data']),
+    ('fill_element', 'fill_element_0index',
+     [('lhs', A(3, 4)), ('mhs', A(3)), ('rhs', I([0, 5, 2]))], {}, []),
     ('batch_take', 'batch_take', [('a', A(3, 4)), ('indices', I([0, 5, -1], 'int32'))], {}, []),
     ('gather_nd_elems', 'gather_nd', [('data', A(3, 4)), ('indices', I([[0, 2, 2], [1, 3, 2]]))],
      {}, ['data']),
@@ -171,6 +175,7 @@ SHAPES = [
     ('broadcast_axis_partial', 'broadcast_axis', {'data': (1, 0)}, {'axis': (0,), 'size': (3,)}),
     ('pick', 'pick', {'data': (3, 4, 5), 'index': None}, {'axis': 1}),
     ('pick_keep', 'pick', {'data': (3, 4), 'index': None}, {'keepdims': True}),
+    ('choose_element', 'choose_element_0index', {'data': (3, 4), 'index': None}, {}),
     ('gather_nd', 'gather_nd', {'data': (3, 4, 5), 'indices': (2, 6)}, {}),
     ('scatter_nd', 'scatter_nd', {'data': (6,), 'indices': (2, 6)}, {'shape': (3, 4)}),
     ('sort_flat', 'sort', {'data': (3, 4)}, {'axis': None}),
@@ -324,7 +329,10 @@ def record_case(cid, op, inputs, params, grad_names):
 def record_shape(cid, op, shapes, params):
     with fresh_scopes():
         vs = OrderedDict((n, mx.sym.Variable(n)) for n in shapes)
-        sym = resolve_op(op)(*vs.values(), name='op0', **params)
+        if op == 'Crop':  # variadic: inputs by position
+            sym = resolve_op(op)(*vs.values(), name='op0', **params)
+        else:
+            sym = resolve_op(op)(name='op0', **vs, **params)
     given = {n: s for n, s in shapes.items() if s is not None}
     rec = OrderedDict([('id', cid), ('op', op), ('params', jsonable(params)),
                        ('given', jsonable(shapes)), ('arg_names', sym.list_arguments())])

@@ -1,4 +1,5 @@
-"""Indexing, sorting and statistics: take, pick, batch_take, gather_nd, scatter_nd, sort,
+"""Indexing, sorting and statistics: take, pick (choose_element_0index), batch_take,
+fill_element_0index, gather_nd, scatter_nd, sort,
 argsort, cumsum, norm, moments, shape_array, size_array, ravel_multi_index, unravel_index,
 _histogram.
 
@@ -186,7 +187,7 @@ _PICK_PARAMS = (
 
 register(OpDef(
     "pick", _pick_forward, _pick_infer_shape, params=_PICK_PARAMS, inputs=("data", "index"),
-    infer_type=_index_type,
+    infer_type=_index_type, aliases=("choose_element_0index",),
     gradient=lambda F, p, ins, outs, ograds: [
         F._backward_pick(ograds[0], ins[1], shape=tuple(ins[0].shape), **p),
         F.zeros_like(ins[1])],
@@ -198,6 +199,39 @@ register(OpDef(
     inputs=("out_grad", "index"), public=False,
     infer_type=lambda p, ins, outs: (ins, [ins[0]]),
     doc="Gradient of pick: the head gradient added at the picked positions."))
+
+
+# --- fill_element_0index (MXNet's legacy row-wise fill; choose_element_0index is pick) ------
+def _rows_infer(p, ins, outs):
+    lhs = ins[0]
+    if lhs is None:
+        return ins, outs
+    if len(lhs) != 2:
+        raise ShapeError(f"lhs must be a 2-D matrix, got {_sh(lhs)}")
+    rows = (lhs[0],)
+    new = [lhs] + [rows] * (len(ins) - 1)
+    for i, s in enumerate(ins[1:], 1):
+        if s is not None and tuple(s) != rows:
+            raise ShapeError(f"Shape inconsistent, Provided = {_sh(s)}, inferred shape={_sh(rows)}")
+    return new, [tuple(lhs)]
+
+
+def _fill_forward(p, ins, oc):
+    lhs, mhs, rhs = ins
+    idx = rhs.to(torch.int64).reshape(-1)
+    ok = (idx >= 0) & (idx < lhs.shape[1])  # rows with an out-of-range index stay as they are
+    out = lhs.clone()
+    rows = torch.arange(lhs.shape[0], device=lhs.device)[ok]
+    out[rows, idx[ok]] = mhs.reshape(-1)[ok].to(lhs.dtype)
+    return out
+
+
+register(OpDef(
+    "fill_element_0index", _fill_forward, _rows_infer, inputs=("lhs", "mhs", "rhs"),
+    infer_type=lambda p, ins, outs: ([ins[0], ins[0], ins[2] if ins[2] is not None else _F32],
+                                     [ins[0]]),
+    doc="Fills one element of each row of ``lhs``: ``out[i, rhs[i]] = mhs[i]`` (rows with an\n"
+        "index out of range are left unchanged). Not differentiable, as in MXNet."))
 
 
 # --- batch_take ----------------------------------------------------------------------------------

@@ -148,7 +148,7 @@ def test_public_names_and_fluent_methods():
                  "SwapAxis", "flip", "reverse", "diag", "eye", "linspace", "cumsum", "sort",
                  "argsort", "norm", "moments", "shape_array", "size_array", "ravel_multi_index",
                  "unravel_index", "depth_to_space", "space_to_depth", "pad", "Pad", "Crop",
-                 "im2col", "col2im"):
+                 "im2col", "col2im", "choose_element_0index", "fill_element_0index"):
         assert callable(getattr(mx.nd, name)), name
         assert callable(getattr(mx.sym, name)), name
     for name in ("_split_v2", "_histogram", "_arange", "_eye", "_linspace"):
