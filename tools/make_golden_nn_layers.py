@@ -22,7 +22,7 @@ import json
 import os
 from collections import OrderedDict
 
-from _oracle_common import (F32, U, err_info, fresh_scopes, golden_dir, jsonable, rng_for,
+from _oracle_common import (F32, SENTINEL, U, err_info, fresh_scopes, golden_dir, jsonable, rng_for,
                             write_json)
 
 import numpy as np
@@ -86,6 +86,9 @@ def case(cid, op, params, inputs, grads=None, aux=None, backward=True):
             ARRAYS['%s/grad/%s' % (cid, n)] = ex.grad_dict[n].asnumpy()
         for n in aux_names:
             ARRAYS['%s/aux_bwd/%s' % (cid, n)] = ex.aux_dict[n].asnumpy()
+    others = [n for n in names if n not in grads]
+    if backward and others:
+        rec['other_grads'] = _other_grads(sym, inputs, aux, heads)
     if aux:  # MXNet's generated mx.nd function of a legacy op takes no auxiliary states
         rec['nd_outputs'] = 0
         CASES.append(rec)
@@ -135,6 +138,27 @@ def type_case(cid, op, params, names, types):
     except mx.base.MXNetError as e:
         rec.update(err_info(e))
     TYPES.append(rec)
+
+
+def _other_grads(sym, inputs, aux, heads):
+    """What MXNet does to the gradient of inputs not differentiated above (labels, lengths,
+    rois) when asked with grad_req 'write': 'untouched', 'zeros', or its error message."""
+    names = [n for n, _ in inputs]
+    gbuf = {n: mx.nd.full(a.shape, SENTINEL) for n, a in inputs}
+    ex = sym.bind(mx.cpu(), args={n: mx.nd.array(a, dtype=a.dtype) for n, a in inputs},
+                  args_grad=gbuf, grad_req='write',
+                  aux_states={n: mx.nd.array(a) for n, a in aux})
+    try:
+        ex.forward(is_train=True)
+        ex.backward([mx.nd.array(h) for h in heads])
+        mx.nd.waitall()
+    except mx.base.MXNetError as e:
+        return err_info(e)['error_message']
+    out = OrderedDict()
+    for n in names:
+        g = gbuf[n].asnumpy()
+        out[n] = 'untouched' if np.all(g == SENTINEL) else 'zeros' if not g.any() else 'values'
+    return out
 
 
 def error(cid, op, params, shapes, nd=False):

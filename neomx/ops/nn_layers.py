@@ -77,10 +77,11 @@ def _replay_backward(compute, no_grad):
 
 
 def replay_op(name, compute, forward, infer_shape, *, params, inputs=("data",), no_grad=(),
-              infer_type=None, doc="", **kw):
+              zero_grad=False, infer_type=None, doc="", **kw):
     """Register ``name`` (forward returns its outputs, hidden ones included; ``compute(p, ins)``
     its first output, differentiably) and ``_backward_<name>`` (autograd over ``compute``).
-    ``no_grad``: input positions (or fn(p) -> positions) that get no gradient."""
+    ``no_grad``: input positions (or fn(p) -> positions) that get no gradient: left unwritten,
+    or zeros with ``zero_grad`` (as MXNet writes for some ops)."""
     bname = "_backward_" + name
     in_names = inputs if callable(inputs) else (lambda p, _v=tuple(inputs): _v)
 
@@ -88,7 +89,7 @@ def replay_op(name, compute, forward, infer_shape, *, params, inputs=("data",), 
         n = len(in_names(p))
         res = getattr(F, bname)(ograds[0], *ins[:n], **p)
         res = [res] if n == 1 else list(res)
-        skip = no_grad(p) if callable(no_grad) else no_grad
+        skip = () if zero_grad else no_grad(p) if callable(no_grad) else no_grad
         return [None if i in skip else r for i, r in enumerate(res)]
 
     extra = {"infer_type": infer_type} if infer_type else {}

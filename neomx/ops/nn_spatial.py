@@ -270,12 +270,13 @@ def _roi_pool(p, x, rois):
 
 replay_op(
     "ROIPooling", lambda p, ins: _roi_pool(p, *ins)[0], lambda p, ins, oc: _roi_pool(p, *ins),
-    _roi_infer_shape, params=_ROI_PARAMS, inputs=("data", "rois"), no_grad=(1,),
-    num_hidden_outputs=1, no_grad_inputs=("rois",),
+    _roi_infer_shape, params=_ROI_PARAMS, inputs=("data", "rois"), no_grad=(1,), zero_grad=True,
+    num_hidden_outputs=1,
     doc="Performs region of interest(ROI) pooling on the input array.\n\n"
         "Each row of ``rois`` is ``[batch_index, x1, y1, x2, y2]`` in image coordinates; it is\n"
         "scaled by ``spatial_scale``, rounded, split into ``pooled_size`` bins and each bin\n"
-        "max-pooled (empty bins give 0). The output is ``(num_rois, channels, ph, pw)``.")
+        "max-pooled (empty bins give 0). The output is ``(num_rois, channels, ph, pw)``; the\n"
+        "gradient goes to each bin's first maximum, ``rois`` get zeros.")
 
 
 # --- Correlation ---------------------------------------------------------------------------------

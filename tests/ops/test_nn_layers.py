@@ -286,3 +286,25 @@ def test_bad_parameters_raise_mxnet_errors():
         mx.nd.L2Normalization(x, mode="batch")
     with pytest.raises(MXNetError, match="Current implementation expects axis to be 0"):
         mx.nd.SequenceReverse(mx.nd.ones((3, 2)), axis=1)
+
+
+OTHER = [c for c in CASES if isinstance(c.get("other_grads"), dict)]
+
+
+@pytest.mark.parametrize("case", _ids(OTHER))
+def test_label_gradients_untouched_or_zero_as_mxnet(case):
+    """With grad_req 'write' on every input, labels, lengths and rois keep their buffers
+    (MXNet writes nothing) or get zeros (ROIPooling's rois), as MXNet. (softmax_cross_entropy's
+    label: MXNet refuses the request at backward; neomx leaves the buffer untouched.)"""
+    sym = _sym(case)
+    inputs = _inputs(case)
+    grads = {n: mx.nd.full(a.shape, 12345.0) for n, a in inputs.items()}
+    ex = sym.bind(mx.cpu(), args={n: mx.nd.array(a) for n, a in inputs.items()},
+                  args_grad=grads, grad_req="write",
+                  aux_states={n: mx.nd.array(a) for n, a in _aux(case).items()})
+    outs = ex.forward(is_train=True)
+    ex.backward([mx.nd.array(_get(case, "head%d" % i)) for i in range(len(outs))])
+    for n, want in case["other_grads"].items():
+        g = grads[n].asnumpy()
+        got = "untouched" if np.all(g == 12345.0) else "zeros" if not g.any() else "values"
+        assert got == want, n
