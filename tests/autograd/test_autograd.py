@@ -11,7 +11,7 @@ import neomx as mx
 from neomx import autograd
 
 
-def _numeric_vjp(fn, xs, direction, eps=1e-3):
+def _numeric_vjp(fn, xs, direction, eps=1e-5):
     """<d, (f(x+eps*t) - f(x-eps*t)) / (2 eps)> for a random direction t per input, float64."""
     ts = [np.random.uniform(-1, 1, x.shape) for x in xs]
 

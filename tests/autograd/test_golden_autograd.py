@@ -277,8 +277,6 @@ ERRORS = {
 @pytest.mark.parametrize("name", sorted(RECORD["errors"]))
 def test_errors_match_mxnet(name):
     rec = RECORD["errors"][name]
-    if name == "non_differentiable" and mx.nd.__dict__.get("sgd_update") is None:
-        pytest.skip("sgd_update is not an operator in neomx yet")
     with pytest.raises(Exception) as ei:
         ERRORS[name]()
     # the text after MXNet's "Check failed: <expression>: " (expressions here contain ':')
