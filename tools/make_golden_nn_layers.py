@@ -437,6 +437,10 @@ def variants():
     case('v_roipool_1x1', 'ROIPooling', {'pooled_size': (1, 1), 'spatial_scale': 0.25},
          [('data', U(r('v23'), (1, 2, 4, 4))),
           ('rois', np.array([[0, 0, 0, 15, 15], [0, 6, 6, 9, 9]], F32))], grads=['data'])
+    case('v_roipool_edges', 'ROIPooling', {'pooled_size': (2, 2), 'spatial_scale': 1.0},
+         [('data', U(r('v30'), (1, 2, 6, 7))),
+          ('rois', np.array([[0, 5, 5, 9, 9], [0, 20, 20, 30, 30], [0, -3, -3, 1, 2]], F32))],
+         grads=['data'])
     case('v_correlation_k3_nopad', 'Correlation', {'kernel_size': 3, 'max_displacement': 1},
          [('data1', U(r('v24'), (2, 3, 5, 5))), ('data2', U(r('v25'), (2, 3, 5, 5)))])
     case('v_sce_ignores_head', 'softmax_cross_entropy', {},

@@ -4,7 +4,8 @@ and Correlation.
 Parameter names, defaults, hidden outputs and check messages follow MXNet 1.9.1
 (``src/operator/bilinear_sampler.cc``, ``grid_generator.cc``, ``spatial_transformer.cc``,
 ``roi_pooling.cc``, ``correlation.cc``). Gradients replay the forward
-under torch autograd (:func:`neomx.ops.nn_layers.replay_op`).
+under torch autograd (:func:`neomx.ops.nn_layers.replay_op`), except ROIPooling's, which
+scatters into the saved argmax as MXNet's does.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import torch
 import torch.nn.functional as TF
 
 from .nn_layers import replay_op, set_shape
-from .registry import Param, ShapeError, _sh
+from .registry import OpDef, Param, ShapeError, register, _sh
 
 
 # --- GridGenerator -------------------------------------------------------------------------------
@@ -225,58 +226,99 @@ def _c_round(v):
 
 
 def _roi_bins(p, roi, height, width):
-    """Yield (ph, pw, h0, h1, w0, w1) for one roi, in float32 as MXNet computes them."""
+    """Bin bounds of one roi, in float32 as MXNet computes them: (hs, he) of shape (ph,) and
+    (ws, we) of shape (pw,), clipped to the feature map."""
     f32 = np.float32
     scale = f32(p.spatial_scale)
     x1, y1, x2, y2 = (_c_round(float(f32(v) * scale)) for v in roi[1:5])
     rh, rw = max(y2 - y1 + 1, 1), max(x2 - x1 + 1, 1)
     ph_n, pw_n = p.pooled_size
     bh, bw = f32(rh) / f32(ph_n), f32(rw) / f32(pw_n)
-    for ph in range(ph_n):
-        h0 = min(max(int(math.floor(f32(ph) * bh)) + y1, 0), height)
-        h1 = min(max(int(math.ceil(f32(ph + 1) * bh)) + y1, 0), height)
-        for pw in range(pw_n):
-            w0 = min(max(int(math.floor(f32(pw) * bw)) + x1, 0), width)
-            w1 = min(max(int(math.ceil(f32(pw + 1) * bw)) + x1, 0), width)
-            yield ph, pw, h0, h1, w0, w1
+    ph, pw = np.arange(ph_n, dtype=f32), np.arange(pw_n, dtype=f32)
+    hs = np.clip(np.floor(ph * bh).astype(np.int64) + y1, 0, height)
+    he = np.clip(np.ceil((ph + 1) * bh).astype(np.int64) + y1, 0, height)
+    ws = np.clip(np.floor(pw * bw).astype(np.int64) + x1, 0, width)
+    we = np.clip(np.ceil((pw + 1) * bw).astype(np.int64) + x1, 0, width)
+    return hs, he, ws, we
+
+
+def _masked_max(t, mask):
+    """Max over the last dim of ``t`` where ``mask`` holds (first maximum's index)."""
+    return t.masked_fill(~mask, float("-inf")).max(dim=-1)
+
+
+def _roi_pool_one(x, b, bins):
+    """(C, ph, pw) maxima and flat argmax indices (-1 for empty bins) of one roi: a max over
+    each bin's columns, then over its rows (the first maximum in row-major order wins, as in
+    MXNet's loop)."""
+    hs, he, ws, we = bins
+    c, width = x.shape[1], x.shape[3]
+    ph, pw = len(hs), len(ws)
+    empty = torch.as_tensor((he <= hs)[:, None] | (we <= ws)[None, :], device=x.device)
+    h0, h1, w0, w1 = int(hs.min()), int(he.max()), int(ws.min()), int(we.max())
+    if h1 <= h0 or w1 <= w0:
+        return (x.new_zeros((c, ph, pw)),
+                torch.full((c, ph, pw), -1, dtype=torch.int64, device=x.device))
+    dev = x.device
+    region = x[b, :, h0:h1, w0:w1]  # (C, h, w)
+    cols = torch.arange(w0, w1, device=dev)
+    rows = torch.arange(h0, h1, device=dev)
+    wmask = (cols >= torch.as_tensor(ws, device=dev)[:, None]) & \
+        (cols < torch.as_tensor(we, device=dev)[:, None])  # (pw, w)
+    hmask = (rows >= torch.as_tensor(hs, device=dev)[:, None]) & \
+        (rows < torch.as_tensor(he, device=dev)[:, None])  # (ph, h)
+    v1, i1 = _masked_max(region[:, :, None, :], wmask)  # (C, h, pw)
+    v1, i1 = v1.transpose(1, 2), i1.transpose(1, 2)  # (C, pw, h)
+    v2, i2 = _masked_max(v1[:, None], hmask[:, None, :])  # (C, ph, pw)
+    col = torch.gather(i1[:, None].expand(c, ph, pw, h1 - h0), 3, i2[..., None]).squeeze(-1)
+    arg = (h0 + i2) * width + w0 + col
+    return (torch.where(empty, torch.zeros_like(v2), v2),
+            torch.where(empty, torch.full_like(arg, -1), arg))
 
 
 def _roi_pool(p, x, rois):
     """(output, argmax as flat index into the feature map, -1 for empty bins)."""
-    n_rois, c = rois.shape[0], x.shape[1]
     height, width = x.shape[2], x.shape[3]
     vals, idxs = [], []
-    zero = x.new_zeros((c,))
-    empty = torch.full((c,), -1, dtype=torch.int64, device=x.device)
-    for r, roi in enumerate(rois.detach().cpu().tolist()):
-        b = int(roi[0])
-        for ph, pw, h0, h1, w0, w1 in _roi_bins(p, roi, height, width):
-            if h1 <= h0 or w1 <= w0:
-                vals.append(zero)
-                idxs.append(empty)
-                continue
-            region = x[b, :, h0:h1, w0:w1].reshape(c, -1)
-            v, i = region.max(dim=1)
-            vals.append(v)
-            idxs.append((h0 + i // (w1 - w0)) * width + w0 + i % (w1 - w0))
-    shape = (n_rois,) + tuple(p.pooled_size) + (c,)
+    for roi in rois.detach().cpu().tolist():
+        v, i = _roi_pool_one(x, int(roi[0]), _roi_bins(p, roi, height, width))
+        vals.append(v)
+        idxs.append(i)
     if not vals:
-        out = x.new_zeros(shape)
-        return out.permute(0, 3, 1, 2), out.permute(0, 3, 1, 2)
-    out = torch.stack(vals).reshape(shape).permute(0, 3, 1, 2).contiguous()
-    arg = torch.stack(idxs).reshape(shape).permute(0, 3, 1, 2).to(x.dtype).contiguous()
-    return out, arg
+        out = x.new_zeros((0, x.shape[1]) + tuple(p.pooled_size))
+        return out, out.clone()
+    return torch.stack(vals), torch.stack(idxs).to(x.dtype)
 
 
-replay_op(
-    "ROIPooling", lambda p, ins: _roi_pool(p, *ins)[0], lambda p, ins, oc: _roi_pool(p, *ins),
-    _roi_infer_shape, params=_ROI_PARAMS, inputs=("data", "rois"), no_grad=(1,), zero_grad=True,
-    num_hidden_outputs=1,
+def _roi_backward(p, ins, oc):
+    """d data: each bin's head gradient added at its saved argmax (none for empty bins);
+    d rois: zeros, as MXNet writes."""
+    g, x, rois, arg = ins
+    c, hw = x.shape[1], x.shape[2] * x.shape[3]
+    arg = arg.to(torch.int64)
+    plane = rois[:, 0].to(torch.int64)[:, None] * c + torch.arange(c, device=x.device)[None, :]
+    flat = plane[:, :, None, None] * hw + arg
+    keep = arg >= 0
+    gx = torch.zeros(x.numel(), dtype=g.dtype, device=g.device)
+    gx.index_add_(0, flat[keep], g[keep])
+    return gx.reshape(x.shape), torch.zeros_like(rois)
+
+
+register(OpDef(
+    "ROIPooling", lambda p, ins, oc: _roi_pool(p, *ins), _roi_infer_shape, params=_ROI_PARAMS,
+    inputs=("data", "rois"), num_hidden_outputs=1,
+    gradient=lambda F, p, ins, outs, ograds: list(
+        F._backward_ROIPooling(ograds[0], ins[0], ins[1], outs[1], **p)),
     doc="Performs region of interest(ROI) pooling on the input array.\n\n"
         "Each row of ``rois`` is ``[batch_index, x1, y1, x2, y2]`` in image coordinates; it is\n"
         "scaled by ``spatial_scale``, rounded, split into ``pooled_size`` bins and each bin\n"
         "max-pooled (empty bins give 0). The output is ``(num_rois, channels, ph, pw)``; the\n"
-        "gradient goes to each bin's first maximum, ``rois`` get zeros.")
+        "gradient goes to each bin's first maximum, ``rois`` get zeros."))
+register(OpDef(
+    "_backward_ROIPooling", _roi_backward, lambda p, ins, outs: (ins, [ins[1], ins[2]]),
+    params=_ROI_PARAMS, inputs=("out_grad", "data", "rois", "max_idx"),
+    outputs=("data", "rois"), infer_type=lambda p, ins, outs: (ins, [ins[1], ins[2]]),
+    public=False, doc="Gradient of ROIPooling."))
 
 
 # --- Correlation ---------------------------------------------------------------------------------
