@@ -205,6 +205,48 @@ SHAPES = [
     ('linspace', '_linspace', {}, {'start': 0, 'stop': 7, 'num': 9}),
 ]
 
+# symbolic type inference: (id, op, {input: dtype or None}, params)
+TYPES = [
+    ('take_int_idx', 'take', {'a': 'float64', 'indices': 'int32'}, {}),
+    ('take_no_idx_type', 'take', {'a': 'float16', 'indices': None}, {}),
+    ('pick', 'pick', {'data': 'float64', 'index': None}, {}),
+    ('gather_nd', 'gather_nd', {'data': 'int32', 'indices': 'int64'}, {}),
+    ('scatter_nd', 'scatter_nd', {'data': 'float64', 'indices': None}, {'shape': (2, 2)}),
+    ('argsort', 'argsort', {'data': 'float64'}, {'dtype': 'int32'}),
+    ('sort', 'sort', {'data': 'int64'}, {}),
+    ('cumsum', 'cumsum', {'a': 'int32'}, {'dtype': 'float64'}),
+    ('norm', 'norm', {'data': 'float64'}, {}),
+    ('moments', 'moments', {'data': 'float64'}, {'axes': (0,)}),
+    ('shape_array', 'shape_array', {'data': 'float16'}, {}),
+    ('size_array', 'size_array', {'data': 'int8'}, {}),
+    ('histogram', '_histogram', {'data': 'float64'}, {'bin_cnt': 3, 'range': (0, 1)}),
+    ('slice_like', 'slice_like', {'data': 'float64', 'shape_like': 'int32'}, {}),
+    ('reshape_like', 'reshape_like', {'lhs': 'float64', 'rhs': 'int32'}, {}),
+    ('broadcast_like', 'broadcast_like', {'lhs': 'int32', 'rhs': 'float32'}, {}),
+    ('eye', '_eye', {}, {'N': 2, 'dtype': 'int64'}),
+    ('arange', '_arange', {}, {'start': 2, 'dtype': 'float64'}),
+    ('ravel', '_ravel_multi_index', {'data': 'int32'}, {'shape': (2, 2)}),
+    ('unravel', '_unravel_index', {'data': 'float64'}, {'shape': (2, 2)}),
+    ('d2s', 'depth_to_space', {'data': 'float64'}, {'block_size': 2}),
+    ('pad', 'Pad', {'data': 'float64'}, {'mode': 'edge', 'pad_width': (0, 0, 0, 0, 1, 1, 1, 1)}),
+]
+
+# graphs whose JSON neomx must write byte for byte (code run with ``mx`` and ``x``, ``i``)
+JSON = [
+    "mx.sym.take(x, i, axis=1, mode='wrap')",
+    "mx.sym.pick(x, i, keepdims=True, axis=0)",
+    "mx.sym.sort(mx.sym.argsort(x, axis=None, dtype='int32'), is_ascend=False)",
+    "mx.sym.norm(x, ord=1, axis=(0, 1), keepdims=True)",
+    "mx.sym.broadcast_like(x, i, lhs_axes=(0,), rhs_axes=(1,))",
+    "mx.sym.Pad(x, mode='constant', pad_width=(0, 0, 0, 0, 1, 1, 2, 2), constant_value=1.5)",
+    "mx.sym.flip(mx.sym.swapaxes(x, dim1=0, dim2=1), axis=0)",
+    "mx.sym.cumsum(mx.sym.diag(x, k=-1), axis=0)",
+    "mx.sym.moments(x, axes=(1,))",
+    "mx.sym.im2col(x, kernel=(2, 2), stride=(1, 2))",
+    "mx.sym.Crop(x, i, num_args=2, center_crop=True)",
+    "mx.sym.gather_nd(x, i) + mx.sym.scatter_nd(x, i, shape=(2, 3))",
+]
+
 # bad input: (id, op, [(name, spec)], params)
 ERRORS = [
     ('take_raise_oob', 'take', [('a', A(3, 4)), ('indices', I([0, 5]))], {'mode': 'raise'}),
@@ -345,6 +387,30 @@ def record_shape(cid, op, shapes, params):
     return rec
 
 
+def record_type(cid, op, types, params):
+    with fresh_scopes():
+        vs = OrderedDict((n, mx.sym.Variable(n)) for n in types)
+        sym = resolve_op(op)(name='op0', **vs, **params)
+    given = {n: t for n, t in types.items() if t is not None}
+    rec = OrderedDict([('id', cid), ('op', op), ('params', jsonable(params)),
+                       ('given', types)])
+    try:
+        args, outs, _ = sym.infer_type_partial(**given)
+    except mx.base.MXNetError as e:
+        rec['error'] = err_info(e)['error_message'][-300:]
+        return rec
+    name = lambda t: None if t is None else np.dtype(t).name  # noqa: E731
+    rec['args'], rec['outs'] = [name(t) for t in args], [name(t) for t in outs]
+    return rec
+
+
+def record_json(code):
+    with fresh_scopes():
+        ns = {'mx': mx, 'x': mx.sym.var('x'), 'i': mx.sym.var('i')}
+        sym = eval(code, ns)
+    return OrderedDict([('code', code), ('json', sym.tojson())])
+
+
 def record_error(cid, op, inputs, params):
     arrays = [mx.nd.array(make_input(spec, cid + '/' + n), dtype=make_input(spec, 'x').dtype)
               for n, spec in inputs]
@@ -366,6 +432,8 @@ def main():
                        ('generator', 'tools/make_golden_indexing.py'),
                        ('cases', [record_case(*c) for c in CASES]),
                        ('shapes', [record_shape(*c) for c in SHAPES]),
+                       ('types', [record_type(*c) for c in TYPES]),
+                       ('json', [record_json(c) for c in JSON]),
                        ('errors', [record_error(*c) for c in ERRORS])])
     d = golden_dir('indexing')
     os.makedirs(d, exist_ok=True)

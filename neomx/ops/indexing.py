@@ -22,6 +22,7 @@ from .registry import (OpDef, Param, ShapeError, TypeInferError, register, zero_
                        _sh)
 
 _F32 = np.dtype(np.float32)
+_I64 = np.dtype(np.int64)
 
 
 def _dtypes(*names):
@@ -56,10 +57,9 @@ def _fix_index(idx, n, mode):
 
 
 def _index_type(p, ins, outs):
-    """Output has the data's type; an unknown index type defaults to float32 (MXNet's)."""
+    """Output has the data's type; the index keeps its own (any) type."""
     t = ins[0] if ins[0] is not None else outs[0]
-    idx = ins[1] if ins[1] is not None else _F32
-    return [t, idx], [t]
+    return [t, ins[1]], [t]
 
 
 # --- take ----------------------------------------------------------------------------------------
@@ -153,17 +153,17 @@ def _pick_infer_shape(p, ins, outs):
     return [x, idx], [out]
 
 
-def _pick_gather_index(p, x, index):
-    ax = _pick_axis(p, x.dim())
-    idx = _fix_index(index.to(torch.int64), x.shape[ax], p.mode)
-    shape = list(x.shape)
+def _pick_gather_index(p, shape, index):
+    ax = _pick_axis(p, len(shape))
+    idx = _fix_index(index.to(torch.int64), shape[ax], p.mode)
+    shape = list(shape)
     shape[ax] = 1
     return ax, idx.reshape(shape)
 
 
 def _pick_forward(p, ins, oc):
     x, index = ins
-    ax, idx = _pick_gather_index(p, x, index)
+    ax, idx = _pick_gather_index(p, tuple(x.shape), index)
     out = torch.gather(x, ax, idx)
     return out if p.keepdims else out.reshape(tuple(index.shape))
 
@@ -171,8 +171,7 @@ def _pick_forward(p, ins, oc):
 def _backward_pick(p, ins, oc):
     g, index = ins
     shape = tuple(p.shape)
-    x = g.new_empty(shape)
-    ax, idx = _pick_gather_index(p, x, index)
+    ax, idx = _pick_gather_index(p, shape, index)
     return g.new_zeros(shape).scatter_add_(ax, idx, g.reshape(idx.shape))
 
 
@@ -346,7 +345,7 @@ def _sort_infer_shape(p, ins, outs):
     if 0 in x:  # MXNet's sort sizes its workspace from the shape: -1 there
         raise ShapeError("Shape dim size cannot be a negative value -1")
     ax = _sort_axis(p, len(x))
-    return ins, [tuple(x) if ax is not None else (math.prod(x),)]
+    return ins, [tuple(x) if ax is not None else (math.prod(x),)] * len(outs)
 
 
 def _sorted(p, x):
@@ -355,10 +354,14 @@ def _sorted(p, x):
     return torch.sort(src, dim=dim, descending=not p.is_ascend, stable=True)
 
 
+def _sort_forward(p, ins, oc):
+    vals, idx = _sorted(p, ins[0])
+    return vals, idx  # the indices: sort's hidden second output (as MXNet's)
+
+
 def _sort_gradient(F, p, ins, outs, ograds):
     x = ins[0]
-    idx = F.argsort(x, axis=p.axis, is_ascend=p.is_ascend, dtype=np.int64)
-    return [F._backward_topk(ograds[0], idx, shape=tuple(x.shape),
+    return [F._backward_topk(ograds[0], outs[1], shape=tuple(x.shape),
                              axis=-1 if p.axis is None else p.axis, flat=p.axis is None)]
 
 
@@ -373,7 +376,7 @@ def _no_float16(t):
 
 def _sort_type(p, ins, outs):
     _no_float16(ins[0])
-    return ins, [ins[0] if ins[0] is not None else outs[0]]
+    return ins, [ins[0] if ins[0] is not None else outs[0], _I64]
 
 
 def _argsort_type(p, ins, outs):
@@ -382,7 +385,7 @@ def _argsort_type(p, ins, outs):
 
 
 register(OpDef(
-    "sort", lambda p, ins, oc: _sorted(p, ins[0])[0], _sort_infer_shape,
+    "sort", _sort_forward, _sort_infer_shape, num_hidden_outputs=1,
     params=(_SORT_AXIS, _SORT_ASC), gradient=_sort_gradient, infer_type=_sort_type,
     doc="Returns a sorted copy of an input array along the given axis (flattened when None)."))
 register(OpDef(
@@ -589,7 +592,6 @@ register(OpDef(
 
 
 # --- shape_array / size_array --------------------------------------------------------------------
-_I64 = np.dtype(np.int64)
 
 
 def _shape_forward(p, ins, oc):
