@@ -41,18 +41,38 @@ def empty(shape, ctx=None, dtype=None) -> NDArray:
     return _new(shape, ctx, dtype, lambda s, d, dev: torch.empty(s, dtype=d, device=dev))
 
 
+def _filled(shape, ctx, dtype, kwargs, fill, what):
+    """zeros/ones: MXNet's keywords (``out=`` is written and returned; dense storage only)."""
+    out = kwargs.pop("out", None)
+    stype = kwargs.pop("stype", None)
+    if stype not in (None, "default"):
+        raise MXNetError(f"{what}: stype={stype!r} needs sparse storage, which neomx does not "
+                         "have yet (the sparse issue)")
+    kwargs.pop("name", None)
+    if kwargs:
+        raise TypeError(f"{what}() got unexpected keyword arguments {sorted(kwargs)}")
+    res = _new(shape, ctx, dtype, fill)
+    if out is not None:
+        out[:] = res
+        return out
+    return res
+
+
 def zeros(shape, ctx=None, dtype=None, **kwargs) -> NDArray:
-    """An array of zeros.
+    """An array of zeros (``out=`` fills and returns that array, as MXNet's).
 
     >>> import neomx as mx
     >>> mx.nd.zeros((2, 3)).shape
     (2, 3)
     """
-    return _new(shape, ctx, dtype, lambda s, d, dev: torch.zeros(s, dtype=d, device=dev))
+    return _filled(shape, ctx, dtype, kwargs,
+                   lambda s, d, dev: torch.zeros(s, dtype=d, device=dev), "zeros")
 
 
 def ones(shape, ctx=None, dtype=None, **kwargs) -> NDArray:
-    return _new(shape, ctx, dtype, lambda s, d, dev: torch.ones(s, dtype=d, device=dev))
+    """An array of ones (``out=`` fills and returns that array, as MXNet's)."""
+    return _filled(shape, ctx, dtype, kwargs,
+                   lambda s, d, dev: torch.ones(s, dtype=d, device=dev), "ones")
 
 
 def full(shape, val, ctx=None, dtype=np.float32, out=None) -> NDArray:

@@ -128,3 +128,12 @@ def test_prelu_gamma_starts_at_a_quarter():
         np.testing.assert_array_equal(mod.get_params()[0]["prelu_gamma"].asnumpy(), [0.25] * 3)
     assert "__init__" not in mx.sym.LeakyReLU(mx.sym.Variable("x"), act_type="leaky").attr_dict().get(
         "leakyrelu0_gamma", {})
+
+
+def test_nd_creation_honours_out():
+    o = mx.nd.zeros((2, 2))
+    assert mx.nd.ones((2, 2), out=o) is o
+    np.testing.assert_array_equal(o.asnumpy(), np.ones((2, 2)))
+    assert mx.nd.zeros((2, 2), out=o) is o and not o.asnumpy().any()
+    with pytest.raises(mx.MXNetError, match="sparse"):
+        mx.nd.zeros((2, 2), stype="csr")
