@@ -321,7 +321,12 @@ replay_op(
     params=_L2_PARAMS, num_hidden_outputs=1,
     doc="Normalize the input array using the L2 norm.\n\n"
         "``out = x / sqrt(sum(x**2) + eps)`` with the sum over every axis but the first\n"
-        "(instance), over axis 1 (channel) or over the spatial axes 2.. (spatial).")
+        "(instance), over axis 1 (channel) or over the spatial axes 2.. (spatial).\n\n"
+        "Examples\n--------\n"
+        ">>> import neomx as mx\n"
+        ">>> y = mx.nd.L2Normalization(mx.nd.array([[3, 4]]))\n"
+        ">>> [round(float(v), 4) for v in y[0].asnumpy()]\n"
+        "[0.6, 0.8]")
 
 
 # --- LRN -----------------------------------------------------------------------------------------
@@ -576,7 +581,8 @@ def _up_infer_shape(p, ins, outs):
         data = tuple(data)
         if len(data) != 4:
             raise ShapeError(f"Check failed: dshape.ndim() == 4U ({len(data)} vs. 4) : "
-                             "UpSamplingBilinear: Input data should be 4D in (batch, channel, y, x)")
+                             "UpSamplingBilinear: Input data should be 4D in (batch, channel, "
+                             "y, x)")
         k, _ = _up_bilinear_geometry(p.scale)
         set_shape(ins, 1, (data[1], 1, k, k))
         return ins, [(data[0], data[1], data[2] * p.scale, data[3] * p.scale)]
@@ -589,8 +595,8 @@ def _up_infer_shape(p, ins, outs):
         if not s:
             return ins, outs
         if len(s) != 4:
-            raise ShapeError(f"Check failed: shape.ndim() == 4U ({len(s)} vs. 4) : UpSamplingNearest:"
-                             " Input data should be 4D in (batch, channel, y, x)")
+            raise ShapeError(f"Check failed: shape.ndim() == 4U ({len(s)} vs. 4) : "
+                             "UpSamplingNearest: Input data should be 4D in (batch, channel, y, x)")
         if oh % s[2]:
             raise ShapeError(f"Check failed: oh%shape[2] == 0U ({oh % s[2]} vs. 0) : "
                              f"UpSamplingNearest: input height of {s[2]}does not divide output "
@@ -724,16 +730,34 @@ for _name, _compute, _params, _infer, _doc in (
          "Sets all elements outside the sequence to a constant value.\n\n"
          "``data`` is ``(max_len, batch, ...)`` (``axis=0``) or ``(batch, max_len, ...)``\n"
          "(``axis=1``); with ``use_sequence_length`` the steps at or after\n"
-         "``sequence_length[b]`` become ``value``, else the input is returned."),
+         "``sequence_length[b]`` become ``value``, else the input is returned.\n\n"
+         "Examples\n--------\n"
+         ">>> import neomx as mx\n"
+         ">>> x = mx.nd.array([[1, 2], [3, 4], [5, 6]])\n"
+         ">>> y = mx.nd.SequenceMask(x, mx.nd.array([1, 3]), use_sequence_length=True)\n"
+         ">>> y.asnumpy().tolist()\n"
+         "[[1.0, 2.0], [0.0, 4.0], [0.0, 6.0]]"),
         ("SequenceLast", _seqlast_compute, _seq_params(), _seq_infer(True),
          "Takes the last element of a sequence.\n\n"
          "Returns ``data[sequence_length[b] - 1, b]`` (``axis=0``) for every batch entry, or\n"
-         "the last step when ``use_sequence_length`` is off; the sequence axis is dropped."),
+         "the last step when ``use_sequence_length`` is off; the sequence axis is dropped.\n\n"
+         "Examples\n--------\n"
+         ">>> import neomx as mx\n"
+         ">>> x = mx.nd.array([[1, 2], [3, 4], [5, 6]])\n"
+         ">>> y = mx.nd.SequenceLast(x, mx.nd.array([1, 3]), use_sequence_length=True)\n"
+         ">>> y.asnumpy().tolist()\n"
+         "[1.0, 6.0]"),
         ("SequenceReverse", _seqrev_compute, _seq_params(), _seq_infer(False, axis0_only=True),
          "Reverses the elements of each sequence.\n\n"
          "``data`` is ``(max_len, batch, ...)``; the first ``sequence_length[b]`` steps of each\n"
          "batch entry are reversed and the rest kept (all of them without\n"
-         "``use_sequence_length``)."),
+         "``use_sequence_length``).\n\n"
+         "Examples\n--------\n"
+         ">>> import neomx as mx\n"
+         ">>> x = mx.nd.array([[1, 2], [3, 4], [5, 6]])\n"
+         ">>> y = mx.nd.SequenceReverse(x, mx.nd.array([2, 3]), use_sequence_length=True)\n"
+         ">>> y.asnumpy().tolist()\n"
+         "[[3.0, 6.0], [1.0, 4.0], [5.0, 2.0]]"),
 ):
     replay_op(_name, _compute, (lambda c: lambda p, ins, oc: c(p, ins))(_compute), _infer,
               params=_params, inputs=_seq_inputs, no_grad=_SEQ_NO_GRAD, infer_type=data_typed(1),

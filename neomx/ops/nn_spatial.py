@@ -96,7 +96,13 @@ replay_op(
         "``affine``: ``data`` ``(batch, 6)`` holds 2x3 matrices applied to the target's\n"
         "normalized coordinates (x, y in [-1, 1] over ``target_shape``); ``warp``: ``data``\n"
         "``(batch, 2, h, w)`` is a flow in pixels added to each pixel's position, then\n"
-        "normalized. The output ``(batch, 2, h, w)`` holds x then y.")
+        "normalized. The output ``(batch, 2, h, w)`` holds x then y.\n\n"
+        "Examples\n--------\n"
+        ">>> import neomx as mx\n"
+        ">>> theta = mx.nd.array([[1, 0, 0, 0, 1, 0]])\n"
+        ">>> g = mx.nd.GridGenerator(theta, transform_type='affine', target_shape=(2, 2))\n"
+        ">>> g.asnumpy()[0].tolist()\n"
+        "[[[-1.0, 1.0], [-1.0, 1.0]], [[-1.0, -1.0], [1.0, 1.0]]]")
 
 
 # --- BilinearSampler -----------------------------------------------------------------------------

@@ -308,3 +308,19 @@ def test_label_gradients_untouched_or_zero_as_mxnet(case):
         g = grads[n].asnumpy()
         got = "untouched" if np.all(g == 12345.0) else "zeros" if not g.any() else "values"
         assert got == want, n
+
+
+def test_doc_examples_run():
+    """The Examples blocks of these operators' docs run as written."""
+    import doctest
+
+    from neomx.ops import nn_layers, nn_losses, nn_spatial
+
+    mods = {m.__name__ for m in (nn_layers, nn_losses, nn_spatial)}
+    ops = {op.name: op for op in mx.ops.all_ops().values()
+           if op.public and op.forward.__module__ in mods and ">>>" in op.doc}
+    assert len(ops) >= 10
+    runner = doctest.DocTestRunner(verbose=False)
+    for name, op in sorted(ops.items()):
+        runner.run(doctest.DocTestParser().get_doctest(op.doc, {}, name, None, 0))
+    assert runner.summarize(verbose=False).failed == 0
