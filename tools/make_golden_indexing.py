@@ -247,6 +247,26 @@ JSON = [
     "mx.sym.gather_nd(x, i) + mx.sym.scatter_nd(x, i, shape=(2, 3))",
 ]
 
+# shape inference through a graph: ``elemwise_add(<code on x>, y)`` with only y's shape given
+# (which operators infer their input back from their output, which fail on an unknown input)
+BACK_SHAPES = [
+    ('reverse', "mx.sym.reverse(x, axis=0)", (3, 4)),
+    ('cumsum', "mx.sym.cumsum(x, axis=0)", (3, 4)),
+    ('swapaxes', "mx.sym.swapaxes(x, dim1=0, dim2=1)", (3, 4)),
+    ('depth_to_space', "mx.sym.depth_to_space(x, 2)", (1, 2, 4, 4)),
+    ('space_to_depth', "mx.sym.space_to_depth(x, 2)", (1, 8, 2, 2)),
+    ('sort', "mx.sym.sort(x)", (3, 4)),
+    ('argsort', "mx.sym.argsort(x)", (3, 4)),
+    ('pad', "mx.sym.pad(x, mode='edge', pad_width=(0, 0, 0, 0, 1, 1, 1, 1))", (1, 1, 4, 4)),
+    ('diag', "mx.sym.diag(x)", (3,)),
+    ('broadcast_axis', "mx.sym.broadcast_axis(x, axis=0, size=3)", (3, 4)),
+    ('im2col', "mx.sym.im2col(x, kernel=(2, 2))", (1, 4, 9)),
+    ('crop', "mx.sym.Crop(x, num_args=1, h_w=(2, 2))", (1, 1, 2, 2)),
+    ('moments', "mx.sym.moments(x, axes=(1,))[0]", (3,)),
+    ('norm', "mx.sym.norm(x, axis=1)", (3,)),
+    ('shape_array', "mx.sym.shape_array(x)", (2,)),
+]
+
 # bad input: (id, op, [(name, spec)], params)
 ERRORS = [
     ('take_raise_oob', 'take', [('a', A(3, 4)), ('indices', I([0, 5]))], {'mode': 'raise'}),
@@ -263,7 +283,8 @@ ERRORS = [
     ('broadcast_axis_not1', 'broadcast_axis', [('data', A(2, 3))], {'axis': (0,), 'size': (3,)}),
     ('s2d_not_multiple', 'space_to_depth', [('data', A(1, 1, 2, 4))], {'block_size': 3}),
     ('d2s_not_multiple', 'depth_to_space', [('data', A(1, 3, 2, 2))], {'block_size': 2}),
-    ('pad_3d', 'Pad', [('data', A(2, 3, 4))], {'mode': 'constant', 'pad_width': (0, 0, 0, 0, 1, 1)}),
+    ('pad_3d', 'Pad', [('data', A(2, 3, 4))],
+     {'mode': 'constant', 'pad_width': (0, 0, 0, 0, 1, 1)}),
     ('pad_first_axes', 'Pad', [('data', A(1, 1, 2, 2))],
      {'mode': 'constant', 'pad_width': (1, 0, 0, 0, 1, 1, 1, 1)}),
     ('pad_bad_mode', 'Pad', [('data', A(1, 1, 2, 2))],
@@ -411,6 +432,20 @@ def record_json(code):
     return OrderedDict([('code', code), ('json', sym.tojson())])
 
 
+def record_back_shape(cid, code, yshape):
+    with fresh_scopes():
+        x, y = mx.sym.var('x'), mx.sym.var('y')
+        sym = mx.sym.elemwise_add(eval(code, {'mx': mx, 'x': x}), y)
+    rec = OrderedDict([('id', cid), ('code', code), ('y', list(yshape))])
+    try:
+        args, outs, _ = sym.infer_shape_partial(y=yshape)
+    except mx.base.MXNetError as e:
+        rec['error'] = err_info(e)['error_message'][-300:]
+        return rec
+    rec['args'], rec['outs'] = jsonable(args), jsonable(outs)
+    return rec
+
+
 def record_error(cid, op, inputs, params):
     arrays = [mx.nd.array(make_input(spec, cid + '/' + n), dtype=make_input(spec, 'x').dtype)
               for n, spec in inputs]
@@ -432,6 +467,7 @@ def main():
                        ('generator', 'tools/make_golden_indexing.py'),
                        ('cases', [record_case(*c) for c in CASES]),
                        ('shapes', [record_shape(*c) for c in SHAPES]),
+                       ('back_shapes', [record_back_shape(*c) for c in BACK_SHAPES]),
                        ('types', [record_type(*c) for c in TYPES]),
                        ('json', [record_json(c) for c in JSON]),
                        ('errors', [record_error(*c) for c in ERRORS])])

@@ -16,7 +16,6 @@ import numpy as np
 import torch
 
 from ..base import MXNetError, dtype_np, dtype_torch
-from .matrix import _norm_axis
 from .reduce import _reduced_shape
 from .registry import (OpDef, Param, ShapeError, TypeInferError, register, zero_gradient,
                        _sh)
@@ -340,8 +339,11 @@ def _sort_axis(p, ndim):
 
 def _sort_infer_shape(p, ins, outs):
     x = ins[0]
-    if x is None:
-        return ins, outs
+    if x is None:  # MXNet checks the axis against an unknown shape (ndim -1)
+        if p.axis is None:
+            return ins, outs
+        raise ShapeError(f"Invalid axis! axis should be between 0 and -1, found "
+                         f"axis={p.axis - 1 if p.axis < 0 else p.axis}")
     if 0 in x:  # MXNet's sort sizes its workspace from the shape: -1 there
         raise ShapeError("Shape dim size cannot be a negative value -1")
     ax = _sort_axis(p, len(x))
@@ -424,7 +426,10 @@ def _cumsum_forward(p, ins, oc):
 
 def _cumsum_infer_shape(p, ins, outs):
     x = ins[0]
-    if x is None:
+    if x is None:  # with an axis the output has the input's shape: inferred both ways
+        if p.axis is not None and outs[0] is not None:
+            _cumsum_axis(p, len(outs[0]))
+            return [tuple(outs[0])], outs
         return ins, outs
     if p.axis is None:
         return ins, [(math.prod(x),)]
@@ -543,8 +548,9 @@ def _moments_axes(p, ndim):
 
 def _moments_infer_shape(p, ins, outs):
     x = ins[0]
-    if x is None:
-        return ins, outs
+    if x is None:  # MXNet checks the axes against an unknown shape
+        axes = _moments_axes(p, 1 << 30)
+        raise ShapeError(f"Reduction axis {axes[-1]} Exceeds input dimensions None")
     out = _reduced_shape(tuple(x), _moments_axes(p, len(x)), p.keepdims)
     return ins, [out, out]
 

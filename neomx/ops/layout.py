@@ -261,10 +261,18 @@ def _reverse_axes(p, ndim):
     return tuple(_positive_axis(a, ndim) for a in p.axis)
 
 
+def _reverse_infer(p, ins, outs):
+    """The output has the input's shape (inferred both ways, as MXNet's)."""
+    x = ins[0] if ins[0] is not None else outs[0]
+    if x is None:
+        return ins, outs
+    _reverse_axes(p, len(x))
+    return [tuple(x)], [tuple(x)]
+
+
 register(OpDef(
     "reverse", lambda p, ins, oc: torch.flip(ins[0], _reverse_axes(p, ins[0].dim())),
-    lambda p, ins, outs: (ins, [None if ins[0] is None else
-                                (_reverse_axes(p, len(ins[0])) and tuple(ins[0]))]),
+    lambda p, ins, outs: _reverse_infer(p, ins, outs),
     params=(Param("axis", "shape", doc="The axis which to reverse elements."),),
     aliases=("flip",),
     gradient=lambda F, p, ins, outs, ograds: [F.reverse(ograds[0], **p)],
@@ -365,15 +373,24 @@ def _s2d_forward(p, ins, oc):
 
 
 _BLOCK = (Param("block_size", "int", doc="Blocks of [block_size. block_size] are moved"),)
+def _needs_input(shape_fn, what):
+    """Shape rule of ops whose MXNet rule checks the input's ndim even when it is unknown."""
+    def infer(p, ins, outs):
+        if ins[0] is None:
+            raise ShapeError(what)
+        return ins, [shape_fn(p, ins[0])]
+    return infer
+
+
 register(OpDef(
     "depth_to_space", _d2s_forward,
-    lambda p, ins, outs: (ins, [None if ins[0] is None else _d2s_shape(p, ins[0])]),
+    _needs_input(_d2s_shape, "Operation Depth To Space requires exactly 4D tensor"),
     params=_BLOCK,
     gradient=lambda F, p, ins, outs, ograds: [F.space_to_depth(ograds[0], **p)],
     doc="Rearranges (permutes) data from depth into blocks of spatial data (NCHW, DCR order)."))
 register(OpDef(
     "space_to_depth", _s2d_forward,
-    lambda p, ins, outs: (ins, [None if ins[0] is None else _s2d_shape(p, ins[0])]),
+    _needs_input(_s2d_shape, "Operation Space To Depth requires exactly 4D tensor"),
     params=_BLOCK,
     gradient=lambda F, p, ins, outs, ograds: [F.depth_to_space(ograds[0], **p)],
     doc="Rearranges (permutes) blocks of spatial data into depth (the inverse of\n"
@@ -508,7 +525,7 @@ _PAD_PARAMS = (
 
 register(OpDef(
     "Pad", lambda p, ins, oc: _pad_torch(p, ins[0]),
-    lambda p, ins, outs: (ins, [None if ins[0] is None else _pad_shape(p, ins[0])]),
+    _needs_input(_pad_shape, "Current implementation only supports 4-D or 5-D input."),
     params=_PAD_PARAMS, aliases=("pad",), infer_type=_float_only,
     gradient=lambda F, p, ins, outs, ograds: [
         F._backward_Pad(ograds[0], shape=tuple(ins[0].shape), **p)],
@@ -549,7 +566,7 @@ def _crop_box(p, x, like):
 def _crop_infer(p, ins, outs):
     x = ins[0]
     if x is None:
-        return ins, outs
+        raise ShapeError("Input data should be 4D in batch-num_filter-y-x")
     box = _crop_box(p, x, ins[1] if len(ins) > 1 else None)
     if box is None:
         return ins, outs
@@ -572,10 +589,10 @@ def _crop_gradient(F, p, ins, outs, ograds):
 
 register(OpDef(
     "Crop", _crop_forward, _crop_infer,
-    params=(Param("num_args", "int", doc="Number of inputs for crop, if equals one, then we will "
-                                         "use the h_wfor crop height and width, else if equals two, "
-                                         "then we will use the heightand width of the second "
-                                         "input symbol, we name crop_like here"),
+    params=(Param("num_args", "int", doc="Number of inputs for crop, if equals one, then we "
+                                         "will use the h_wfor crop height and width, else if "
+                                         "equals two, then we will use the heightand width of "
+                                         "the second input symbol, we name crop_like here"),
             Param("offset", "shape", (0, 0), "crop offset coordinate: (y, x)"),
             Param("h_w", "shape", (0, 0), "crop height and width: (h, w)"),
             Param("center_crop", "bool", False, "If set to true, then it will use be the "
@@ -680,7 +697,8 @@ register(OpDef(
     "col2im", _col2im_forward,
     lambda p, ins, outs: (ins, [None if ins[0] is None else _col2im_shape(p, ins[0])]),
     params=(Param("output_size", "shape", doc="The spatial dimension of image array: (w,), (h, "
-                                              "w) or (d, h, w)."),) + _CONV_PARAMS, infer_type=_float_only,
+                                              "w) or (d, h, w)."),) + _CONV_PARAMS,
+    infer_type=_float_only,
     gradient=lambda F, p, ins, outs, ograds: [
         F.im2col(ograds[0], **{k: v for k, v in p.items() if k != "output_size"})],
     doc="Combines columns of sliding blocks back into an array, summing overlaps (the adjoint\n"
