@@ -60,6 +60,20 @@ def _op_context(is_train, dev):
     return oc
 
 
+def _own(r, tensors):
+    """``r``, or a copy of it when it is an input or a view of one's memory: an imperative
+    operator's result is a new array in MXNet (``nd.transpose(x)[:] = 0`` leaves ``x`` alone),
+    while forwards may return views (the executor relies on them being cheap)."""
+    root = r._base
+    if root is None:
+        root = r
+    for t in tensors:
+        b = t._base
+        if root is t or (b is not None and root is b):
+            return r.clone()
+    return r
+
+
 def invoke(op, p, inputs, out=None, ctx=None, is_train=False, cached_params=False):
     """Run ``op`` eagerly on NDArrays; returns an NDArray or a list (visible outputs).
 
@@ -88,7 +102,12 @@ def invoke(op, p, inputs, out=None, ctx=None, is_train=False, cached_params=Fals
         raise MXNetError(f"Error in operator {op.name}: {str(e).splitlines()[0]} (input shapes: "
                          + ", ".join(shape_str(a.shape) for a in inputs) + ")") from None
     nvis = op.num_visible_outputs(p)
-    results = [res] if op.num_outputs(p) == 1 else list(res)[:nvis]
+    if op.num_outputs(p) == 1:
+        res = _own(res, tensors)
+        results = [res]
+    else:
+        res = [_own(r, tensors) for r in res]
+        results = res[:nvis]
     outs = [from_torch(r, ctx) for r in results]
     if _AG.recording:
         record_op(op, p, inputs, [res] if op.num_outputs(p) == 1 else res, outs, ctx, is_train)
@@ -272,8 +291,8 @@ class _Plan:
             r = kernel(t) if _idle() else _push(kernel, (t,), args)
         except (RuntimeError, ValueError, IndexError) as e:
             return self._failed(e, args)
-        if r is t:  # results are new arrays, never an input
-            r = r.clone()
+        if r is t or (self.kernel is None and r._base is not None):  # new arrays, never an
+            r = _own(r, (t,))                                          # input or a view of one
         res = _new(NDArray)
         res._data, res._ctx = r, a._ctx
         return res
@@ -295,8 +314,8 @@ class _Plan:
             r = kernel(ta, tb) if _idle() else _push(kernel, (ta, tb), args)
         except (RuntimeError, ValueError, IndexError) as e:
             return self._failed(e, args)
-        if r is ta or r is tb:
-            r = r.clone()
+        if r is ta or r is tb or (self.kernel is None and r._base is not None):
+            r = _own(r, (ta, tb))
         res = _new(NDArray)
         res._data, res._ctx = r, a._ctx
         return res
@@ -323,8 +342,8 @@ class _Plan:
             r = kernel(*tensors) if _idle() else _push(kernel, tensors, args)
         except (RuntimeError, ValueError, IndexError) as e:
             return self._failed(e, args)
-        if any(r is t for t in tensors):
-            r = r.clone()
+        if any(r is t for t in tensors) or (self.kernel is None and r._base is not None):
+            r = _own(r, tensors)
         res = _new(NDArray)
         res._data, res._ctx = r, ctx
         return res
