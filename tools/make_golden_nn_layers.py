@@ -451,7 +451,52 @@ def variants():
           ('beta', U(r('v29'), (2,)))])
 
 
+def more_errors():
+    error('e_instancenorm_2d', 'InstanceNorm', {}, [('data', (2, 3))])
+    error('e_lrn_2d', 'LRN', {'nsize': 3}, [('data', (2, 3))])
+    error('e_gridgen_warp_shape', 'GridGenerator', {'transform_type': 'warp'},
+          [('data', (2, 3, 4, 4))])
+    error('e_gridgen_affine_data', 'GridGenerator', {'transform_type': 'affine',
+                                                     'target_shape': (2, 2)}, [('data', (2, 5))])
+    error('e_spatial_target', 'SpatialTransformer', {'transform_type': 'affine',
+                                                     'sampler_type': 'bilinear'},
+          [('data', (1, 2, 3, 3)), ('loc', (1, 6))])
+    error('e_spatial_loc', 'SpatialTransformer', {'transform_type': 'affine',
+                                                  'sampler_type': 'bilinear',
+                                                  'target_shape': (2, 2)},
+          [('data', (1, 2, 3, 3)), ('loc', (1, 5))])
+    error('e_deconv_kernel4d', 'Deconvolution', {'kernel': (1, 1, 1, 1), 'num_filter': 2},
+          [('data', (1, 2, 3, 3, 3, 3))])
+    error('e_deconv_in_group', 'Deconvolution', {'kernel': (2, 2), 'num_filter': 4,
+                                                 'num_group': 2}, [('data', (1, 3, 3, 3))])
+    error('e_seqmask_1d', 'SequenceMask', {}, [('data', (4,))])
+    error('e_seqmask_axis2', 'SequenceMask', {'axis': 2}, [('data', (4, 3, 2))])
+    error('e_ctc_data_2d', 'CTCLoss', {}, [('data', (6, 4)), ('label', (6, 3))])
+    error('e_ctc_label_3d', 'CTCLoss', {}, [('data', (6, 2, 4)), ('label', (2, 3, 1))])
+    error('e_bilinear_batch', 'BilinearSampler', {}, [('data', (2, 3, 4, 5)),
+                                                      ('grid', (3, 2, 3, 3))])
+    error('e_bilinear_3d', 'BilinearSampler', {}, [('data', (2, 3, 4)), ('grid', (2, 2, 3, 3))])
+    error('e_up_bilinear_3d', 'UpSampling', {'scale': 2, 'sample_type': 'bilinear',
+                                             'num_filter': 2},
+          [('data', (1, 2, 3)), ('weight', (2, 1, 4, 4))])
+    error('e_up_nearest_3d', 'UpSampling', {'scale': 2, 'sample_type': 'nearest'},
+          [('arg0', (1, 2, 3))])
+    error('e_roipool_data_3d', 'ROIPooling', {'pooled_size': (2, 2), 'spatial_scale': 1.0},
+          [('data', (2, 4, 4)), ('rois', (3, 5))])
+    error('e_correlation_shapes', 'Correlation', {}, [('data1', (1, 2, 5, 6)),
+                                                      ('data2', (1, 2, 5, 7))])
+    error('e_sce_data_3d', 'softmax_cross_entropy', {}, [('data', (2, 3, 4)), ('label', (2,))])
+    error('e_sce_label', 'softmax_cross_entropy', {}, [('data', (2, 3)), ('label', (3,))])
+    error('e_svm_label', 'SVMOutput', {}, [('data', (2, 3)), ('label', (3,))])
+    error('e_groupnorm_gamma', 'GroupNorm', {'num_groups': 2},
+          [('data', (2, 4, 3)), ('gamma', (4,)), ('beta', (2,))])
+    error('e_layernorm_gamma', 'LayerNorm', {}, [('data', (2, 4)), ('gamma', (3,))])
+    error('e_l2norm_spatial_2d', 'L2Normalization', {'mode': 'spatial'}, [('data', (2, 3))])
+    error('e_kl_aux', 'IdentityAttachKLSparseReg', {}, [('data', (2, 3, 4))])
+
+
 def main():
+    more_errors()
     types_and_partial_shapes()
     variants()
     norms()

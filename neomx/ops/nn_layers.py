@@ -28,13 +28,14 @@ def _known(s) -> bool:
     return s is not None and len(s) > 0 and all(d > 0 for d in s)
 
 
-def set_shape(ins, i, want):
-    """``ins[i] = want`` unless a different shape was given (MXNet's SHAPE_ASSIGN_CHECK)."""
+def set_shape(ins, i, want, brackets=False):
+    """``ins[i] = want`` unless a different shape was given (MXNet's SHAPE_ASSIGN_CHECK; some
+    of MXNet's operators print the inferred shape as ``[4]``, others as ``(4,)``)."""
     have = ins[i]
     if have is not None and len(have) and tuple(have) != tuple(want):
         if len(have) != len(want) or any(a and b and a != b for a, b in zip(have, want)):
-            raise ShapeError(f"Shape inconsistent, Provided = {_sh(have)}, inferred shape="
-                             f"{_tshape(want)}")
+            shown = _sh(want) if brackets else _tshape(want)
+            raise ShapeError(f"Shape inconsistent, Provided = {_sh(have)}, inferred shape={shown}")
     ins[i] = tuple(want)
 
 
@@ -132,8 +133,8 @@ def _ln_infer_shape(p, ins, outs):
     c = data[axis]
     if not c:
         return ins, outs
-    set_shape(ins, 1, (c,))
-    set_shape(ins, 2, (c,))
+    set_shape(ins, 1, (c,), brackets=True)
+    set_shape(ins, 2, (c,), brackets=True)
     stat = data[:axis] + (1,) + data[axis + 1:]
     return ins, [data, stat, stat]
 
@@ -186,15 +187,17 @@ def _in_infer_shape(p, ins, outs):
     if not data:
         return ins, outs
     data = tuple(data)
-    if len(data) < 3:
-        raise ShapeError(f"InstanceNorm: data must have at least 3 dimensions, got {_sh(data)}")
+    if len(data) < 2:
+        raise ShapeError(f"InstanceNorm: data must have a channel axis, got {_sh(data)}")
     ins[1] = ins[2] = (data[1],)  # MXNet assigns them without a check
     return ins, [data, data[:2], data[:2]]
 
 
 def _in_stats(p, x):
-    var, mean = torch.var_mean(x, dim=tuple(range(2, x.dim())), keepdim=True, correction=0)
-    return mean, var
+    """Mean and biased variance per (sample, channel), shaped to broadcast against x."""
+    var, mean = torch.var_mean(x.reshape(x.shape[0], x.shape[1], -1), dim=2, correction=0)
+    shape = tuple(x.shape[:2]) + (1,) * (x.dim() - 2)
+    return mean.reshape(shape), var.reshape(shape)
 
 
 def _in_compute(p, ins):
@@ -240,8 +243,7 @@ def _gn_infer_shape(p, ins, outs):
     if data[1] % g:
         raise ShapeError(f"Check failed: dshape[1] % num_groups == 0 ({data[1] % g} vs. 0) : "
                          "# of channels must be divisible by # of groups")
-    set_shape(ins, 1, (g,))
-    set_shape(ins, 2, (g,))
+    ins[1] = ins[2] = (g,)  # MXNet assigns them without a check
     return ins, [data, (data[0], g), (data[0], g)]
 
 
@@ -472,8 +474,11 @@ def _deconv_inputs(p):
 def _deconv_infer_shape(p, ins, outs):
     ins = list(ins)
     nsp = len(p.kernel)
-    if nsp not in (1, 2, 3):
-        raise ShapeError(f"Deconvolution: kernel must be 1-D, 2-D or 3-D, got {_sh(p.kernel)}")
+    if nsp > 3:
+        raise ShapeError(f"Check failed: param_.kernel.ndim() == 3U ({nsp} vs. 3) : {nsp}D "
+                         "deconvolution not supported")
+    if nsp == 0:
+        raise ShapeError("Deconvolution: kernel must be 1-D, 2-D or 3-D, got []")
     if p.layout not in (None, "NCW", "NCHW", "NCDHW"):
         raise ShapeError(f"Deconvolution: layout {p.layout} is not supported (channel-first only)")
     data = ins[0]
@@ -485,8 +490,8 @@ def _deconv_infer_shape(p, ins, outs):
                          f" : Input data should be {_DECONV_DIMS[nsp]}")
     g, f, c = p.num_group, p.num_filter, data[1]
     if c % g:
-        raise ShapeError(f"Check failed: dshape[1] % param_.num_group == 0U ({c % g} vs. 0) : "
-                         "input num_filter must divide group size")
+        raise ShapeError(f"Check failed: dshape_nchw[1] % param_.num_group == 0U ({c % g} vs. 0)"
+                         " : input num_filter must divide group size")
     if f % g:
         raise ShapeError(f"Check failed: param_.num_filter % param_.num_group == 0U ({f % g} vs. "
                          "0) : output num_filter must divide group size")
@@ -589,14 +594,15 @@ def _up_infer_shape(p, ins, outs):
     if not ins[0]:
         return ins, outs
     first = tuple(ins[0])
+    for s in ins:
+        if s and len(s) != 4:
+            raise ShapeError(f"Check failed: shape.ndim() == 4U ({len(s)} vs. 4) : "
+                             "UpSamplingNearest: Input data should be 4D in (batch, channel, y, x)")
     oh, ow = first[2] * p.scale, first[3] * p.scale
     chans = 0
     for s in ins:
         if not s:
             return ins, outs
-        if len(s) != 4:
-            raise ShapeError(f"Check failed: shape.ndim() == 4U ({len(s)} vs. 4) : "
-                             "UpSamplingNearest: Input data should be 4D in (batch, channel, y, x)")
         if oh % s[2]:
             raise ShapeError(f"Check failed: oh%shape[2] == 0U ({oh % s[2]} vs. 0) : "
                              f"UpSamplingNearest: input height of {s[2]}does not divide output "
@@ -668,15 +674,15 @@ def _seq_infer(drop_axis, axis0_only=False):
             raise ShapeError(f"Check failed: param_.axis == 0 ({p.axis} vs. 0) : Current "
                              "implementation expects axis to be 0.")
         if p.axis not in (0, 1):
-            raise ShapeError(f"Check failed: param_.axis == 0 || param_.axis == 1: Sequence axis "
-                             f"must be 0 or 1, got {p.axis}")
+            raise ShapeError("Check failed: (param_.axis == 0) || (param_.axis == 1): Current "
+                             "implementation expects axis to be 0 or 1.")
         data = ins[0]
         if not data:
             return ins, outs
         data = tuple(data)
         if len(data) < 2:
-            raise ShapeError(f"Check failed: dshape.ndim() >= 2U ({len(data)} vs. 2) : The "
-                             "sequence input must have at least 2 dimensions")
+            raise ShapeError(f"Check failed: dshape.ndim() > 1U ({len(data)} vs. 1) : The data "
+                             "array must be of rank 2 or greater.")
         if p.use_sequence_length:
             set_shape(ins, 1, (data[1 - p.axis],))
         out = data[:p.axis] + data[p.axis + 1:] if drop_axis else data

@@ -25,8 +25,14 @@ def _sce_infer_shape(p, ins, outs):
     if not data:
         return ins, [(1,)]
     if len(data) != 2:
-        raise ShapeError(f"Check failed: dshape.ndim() == 2U ({len(data)} vs. 2) : data shape "
-                         "should be (batch_size, num_classes)")
+        raise ShapeError(f"Check failed: (*in_attrs)[0].ndim() == 2U ({len(data)} vs. 2) : "
+                         "SoftmaxCrossEntropy only accept 2D data")
+    if len(label) != 1:
+        raise ShapeError(f"Check failed: (*in_attrs)[1].ndim() == 1U ({len(label)} vs. 1) : "
+                         "SoftmaxCrossEntropy only accept 1D label")
+    if data[0] and label[0] and data[0] != label[0]:
+        raise ShapeError(f"Check failed: (*in_attrs)[0][0] == (*in_attrs)[1][0] ({data[0]} vs. "
+                         f"{label[0]}) : SoftmaxCrossEntropy: data label shape mismatch")
     set_shape(ins, 1, (data[0],))
     return ins, [(1,)]
 
@@ -70,7 +76,7 @@ def _svm_infer_shape(p, ins, outs):
     if not data:
         return ins, outs
     data = tuple(data)
-    set_shape(ins, 1, (data[0],))
+    set_shape(ins, 1, (data[0],), brackets=True)
     ins[0] = data
     return ins, [data]
 
@@ -216,8 +222,8 @@ def _ctc_infer_shape(p, ins, outs):
         raise ShapeError(f"Check failed: lshape.ndim() == 2U ({len(label)} vs. 2) : The number of "
                          "dimensions of labels array must be 2.")
     if len(data) != 3:
-        raise ShapeError(f"Check failed: dshape.ndim() == 3U ({len(data)} vs. 3) : The data "
-                         "array must be of rank 3.")
+        raise ShapeError(f"Check failed: dshape.ndim() == 3U ({len(data)} vs. 3) : The number "
+                         "of dimensions of data array must be 3.")
     if data[1] != label[0]:
         raise ShapeError(f"Check failed: dshape[1] == lshape[0] ({data[1]} vs. {label[0]}) : The "
                          "batch size for the labels and data arrays must be the same.")

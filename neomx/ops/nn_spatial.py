@@ -44,15 +44,21 @@ def _gg_infer_shape(p, ins, outs):
                              f"incorrect target_shape: {w}")
         if not data:
             return ins, outs
-        if len(data) != 2 or (data[1] and data[1] != 6):
-            raise ShapeError(f"Check failed: dshape.ndim() == 2U && dshape[1] == 6U: incorrect "
-                             f"data shape {_sh(data)}, should be (batch, 6)")
+        if len(data) != 2:
+            raise ShapeError(f"Check failed: lshape.ndim() == 2U ({len(data)} vs. 2) : incorrect "
+                             "data shape, should be 2D")
+        if data[1] != 6:
+            raise ShapeError(f"Check failed: lshape[1] == 6U ({data[1]} vs. 6) : incorrect data "
+                             "shape[1], should be 6")
         return [(data[0], 6)], [(data[0], 2, h, w), (3, h * w)]
     if not data:
         return ins, outs
-    if len(data) != 4 or data[1] != 2:
-        raise ShapeError(f"Check failed: dshape.ndim() == 4U && dshape[1] == 2U: incorrect data "
-                         f"shape {_sh(data)}, should be (batch, 2, height, width)")
+    if len(data) != 4:
+        raise ShapeError(f"Check failed: lshape.ndim() == 4U ({len(data)} vs. 4) : incorrect "
+                         "data shape, should be 4D")
+    if data[1] != 2:
+        raise ShapeError(f"Check failed: lshape[1] == 2U ({data[1]} vs. 2) : incorrect data "
+                         "shape[1], should be 2")
     return [tuple(data)], [tuple(data), (2, data[2], data[3])]
 
 
@@ -122,8 +128,7 @@ def _bs_infer_shape(p, ins, outs):
         raise ShapeError(f"Check failed: lshape.ndim() == 4U ({len(grid)} vs. 4) : incorrect "
                          "grid shape, should be 4D in batch-2-y-x")
     if grid[0] != data[0]:
-        raise ShapeError(f"Check failed: dshape[0] == lshape[0] ({data[0]} vs. {grid[0]}) : "
-                         "incorrect batch size")
+        raise ShapeError(f"Check failed: dshape[0] == lshape[0] ({data[0]} vs. {grid[0]}) :")
     if grid[1] != 2:
         raise ShapeError(f"Check failed: lshape[1] == 2U ({grid[1]} vs. 2) : incorrect grid "
                          "shape[1], should be 2")
@@ -166,9 +171,17 @@ def _st_infer_shape(p, ins, outs):
         raise ShapeError(f"Check failed: dshape.ndim() == 4U ({len(data)} vs. 4) : input data "
                          "should be 4D in batch-num_filter-y-x")
     h, w = p.target_shape
-    if h <= 0 or w <= 0:
-        raise ShapeError("Check failed: param_.target_shape[0] > 0U && param_.target_shape[1] > "
-                         "0U: incorrect target_shape: " + _sh(p.target_shape))
+    loc = ins[1]
+    if len(loc) != 2:
+        raise ShapeError(f"Check failed: lshape.ndim() == 2U ({len(loc)} vs. 2) : incorrect "
+                         "locolisation network shape, should be 2D")
+    if loc[1] != 6:
+        raise ShapeError(f"Check failed: lshape[1] == 6U ({loc[1]} vs. 6) : incorrect "
+                         "locolisation network shape[1], should be 6")
+    for i, d in enumerate((h, w)):
+        if d <= 0:
+            raise ShapeError(f"Check failed: param_.target_shape[{i}] > 0U ({d} vs. 0) : "
+                             f"incorrect target_shape: {d}")
     set_shape(ins, 1, (data[0], 6))
     return ins, [(data[0], data[1], h, w), (3, h * w), (data[0], 2, h, w)]
 
@@ -355,9 +368,7 @@ def _corr_infer_shape(p, ins, outs):
         if s is None or len(s) != 4:
             raise ShapeError(f"Check failed: dshape{i + 1}.ndim() == 4U "
                              f"({-1 if s is None else len(s)} vs. 4) : data should be a 4D tensor")
-    a = tuple(ins[0])
-    set_shape(ins, 0, a)
-    set_shape(ins, 1, a)
+    a = tuple(ins[0])  # MXNet does not compare data2's shape with data1's
     top_h, top_w, _, gw = _corr_geometry(p, a[2], a[3])
     if top_w < 1:
         raise ShapeError(f"Check failed: top_width_ >= 1U ({max(top_w, 0)} vs. 1) : Correlation "
