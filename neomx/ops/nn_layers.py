@@ -147,10 +147,9 @@ def _ln_stats(p, x):
 
 def _ln_compute(p, ins):
     x, gamma, beta = ins
-    axis, mean, std = _ln_stats(p, x)
-    shape = [1] * x.dim()
-    shape[axis] = -1
-    return (x - mean) / std * gamma.reshape(shape) + beta.reshape(shape)
+    axis = _ln_axis(p, x.dim())
+    xm = x.movedim(axis, -1)
+    return TF.layer_norm(xm, (xm.shape[-1],), gamma, beta, p.eps).movedim(-1, axis)
 
 
 def _ln_forward(p, ins, oc):
@@ -202,6 +201,8 @@ def _in_stats(p, x):
 
 def _in_compute(p, ins):
     x, gamma, beta = ins
+    if x.dim() >= 3:
+        return TF.instance_norm(x, weight=gamma, bias=beta, eps=p.eps)
     mean, var = _in_stats(p, x)
     shape = [1, -1] + [1] * (x.dim() - 2)
     return (x - mean) / torch.sqrt(var + p.eps) * gamma.reshape(shape) + beta.reshape(shape)
@@ -255,8 +256,9 @@ def _gn_stats(p, x):
 
 def _gn_compute(p, ins):
     x, gamma, beta = ins
-    xg, mean, std = _gn_stats(p, x)
-    y = (xg - mean) / std * gamma.reshape(1, -1, 1) + beta.reshape(1, -1, 1)
+    xhat = TF.group_norm(x.reshape(x.shape[0], x.shape[1], -1), p.num_groups, eps=p.eps)
+    y = xhat.reshape(x.shape[0], p.num_groups, -1) * gamma.reshape(1, -1, 1) \
+        + beta.reshape(1, -1, 1)
     return y.reshape(x.shape)
 
 
@@ -509,6 +511,12 @@ def deconv(x, w, b, stride, dilate, pad, out, groups):
     """Transposed convolution with MXNet's output window: the full result cropped at ``pad``
     (zero-filled past its end when ``adj`` asks for more)."""
     nsp = x.dim() - 2
+    full = [s * (h - 1) + d * (k - 1) + 1 for s, h, d, k in
+            zip(stride, x.shape[2:], dilate, w.shape[2:])]
+    adj = [o - f + 2 * pd for o, f, pd in zip(out, full, pad)]
+    if all(0 <= a < max(s, d) for a, s, d in zip(adj, stride, dilate)):
+        # torch's output_padding covers it: one kernel call, no crop
+        return _CONVT[nsp](x, w, b, stride, pad, adj, groups, dilate)
     y = _CONVT[nsp](x, w, None, stride, 0, 0, groups, dilate)
     idx = [slice(None), slice(None)]
     grow = []

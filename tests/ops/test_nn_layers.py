@@ -327,3 +327,17 @@ def test_doc_examples_run():
     for name, op in sorted(ops.items()):
         runner.run(doctest.DocTestParser().get_doctest(op.doc, {}, name, None, 0))
     assert runner.summarize(verbose=False).failed == 0
+
+
+def test_deconvolution_target_shape_beyond_torch_output_padding():
+    """target_shape implying adj >= stride (torch's output_padding refuses it): the full
+    transposed convolution cropped at the implied pad, as MXNet's InferPad defines it."""
+    r = np.random.RandomState(5)
+    x, w = r.uniform(-1, 1, (1, 2, 4, 4)), r.uniform(-1, 1, (2, 3, 3, 3))
+    full = mx.nd.Deconvolution(mx.nd.array(x), mx.nd.array(w), kernel=(3, 3), num_filter=3)
+    assert full.shape == (1, 3, 6, 6)
+    y = mx.nd.Deconvolution(mx.nd.array(x), mx.nd.array(w), kernel=(3, 3), num_filter=3,
+                            target_shape=(5, 4))
+    assert y.shape == (1, 3, 5, 4)
+    # pad/adj from target: rows total 1 -> pad 1, adj 1; cols total 2 -> pad 1, adj 0
+    np.testing.assert_allclose(y.asnumpy(), full.asnumpy()[:, :, 1:6, 1:5], rtol=1e-6)
