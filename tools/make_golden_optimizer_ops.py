@@ -197,6 +197,44 @@ def multi_cases():
     return out
 
 
+def amp_cases():
+    """amp_cast / amp_multicast: result dtypes and values, symbol outputs and types. float64 is
+    left out: this CPU build's MKL-DNN kernels reject it (and an asynchronous failure there can
+    hang the process)."""
+    vals = [1.5, 2.25, -3.1, 0.5, -2.5]
+    out = OrderedDict([("cast", []), ("multicast", [])])
+    for src in ("float32", "float16", "int32"):
+        for dt in ("float16", "float32", "int32"):
+            x = mx.nd.array(vals, dtype=src)
+            try:
+                r = mx.nd.amp_cast(x, dtype=dt)
+                res = r.asnumpy().astype(np.float64).tolist()
+            except mx.base.MXNetError as e:  # float64 in this build's MKL-DNN kernel
+                out["cast"].append({"src": src, "dtype": dt,
+                                    "error": err_info(e)["error_message"]})
+                continue
+            out["cast"].append({"src": src, "dtype": dt, "out_dtype": np.dtype(r.dtype).name,
+                                "out": res})
+    for types in (("float32", "float16"), ("float32", "int32"),
+                  ("float16", "int32"), ("int32", "int32"), ("float16", "float16", "float32")):
+        for narrow in (False, True):
+            xs = [mx.nd.array(vals, dtype=t) for t in types]
+            rs = mx.nd.amp_multicast(*xs, num_outputs=len(xs), cast_narrow=narrow)
+            rec = {"types": types, "cast_narrow": narrow,
+                   "out_dtypes": [np.dtype(r.dtype).name for r in rs]}
+            try:
+                rec["out"] = [r.asnumpy().astype(np.float64).tolist() for r in rs]
+            except mx.base.MXNetError as e:  # float64 in this build's MKL-DNN kernel
+                rec["error"] = err_info(e)["error_message"]
+            out["multicast"].append(rec)
+    s = mx.sym.amp_multicast(mx.sym.var("a"), mx.sym.var("b"), num_outputs=2)
+    out["multicast_sym"] = {"outputs": s.list_outputs(),
+                            "types": [np.dtype(t).name for t in s.infer_type(a="float32", b="float16")[1]],
+                            "json": s.tojson()}
+    out["cast_json"] = mx.sym.amp_cast(mx.sym.var("a"), dtype="float16").tojson()
+    return out
+
+
 ERRORS = [
     "mx.nd.sgd_update(mx.nd.ones((2, 3)), mx.nd.ones((2, 3)))",
     "mx.nd.sgd_update(mx.nd.ones((2, 3)), mx.nd.ones((3, 2)), lr=0.1)",
@@ -219,6 +257,7 @@ def main():
     out["lamb"] = lamb_cases()
     out["misc"] = misc_cases()
     out["multi"] = multi_cases()
+    out["amp"] = amp_cases()
     out["errors"] = []
     for code in ERRORS:
         try:

@@ -172,3 +172,47 @@ def test_multi_sgd_forms_as_mxnet(case):
 def test_multi_sgd_shape_errors():
     with pytest.raises(mx.base.MXNetError, match="Shape inconsistent"):
         mx.nd.multi_sgd_update(mx.nd.ones((2,)), mx.nd.ones((3,)), lrs=(0.1,), wds=(0.0,))
+
+
+AMP = GOLDEN["amp"]
+AMP_VALUES = [1.5, 2.25, -3.1, 0.5, -2.5]
+
+
+@pytest.mark.parametrize("rec", AMP["cast"], ids=[r["src"] + ">" + r["dtype"] for r in AMP["cast"]])
+def test_amp_cast_as_mxnet(rec):
+    r = mx.nd.amp_cast(mx.nd.array(AMP_VALUES, dtype=rec["src"]), dtype=rec["dtype"])
+    assert np.dtype(r.dtype).name == rec["out_dtype"]
+    np.testing.assert_array_equal(r.asnumpy().astype(np.float64), rec["out"])
+
+
+@pytest.mark.parametrize("rec", AMP["multicast"],
+                         ids=["%s-%s" % ("_".join(r["types"]), r["cast_narrow"]) for r in AMP["multicast"]])
+def test_amp_multicast_as_mxnet(rec):
+    xs = [mx.nd.array(AMP_VALUES, dtype=t) for t in rec["types"]]
+    rs = mx.nd.amp_multicast(*xs, num_outputs=len(xs), cast_narrow=rec["cast_narrow"])
+    assert [np.dtype(r.dtype).name for r in rs] == rec["out_dtypes"]
+    for r, x, t in zip(rs, xs, rec.get("out", [None] * len(rs))):
+        want = t if t is not None else x.asnumpy().astype(r.dtype).astype(np.float64)
+        np.testing.assert_array_equal(r.asnumpy().astype(np.float64), want)
+
+
+def test_amp_symbols_and_gradients():
+    with mx.name.NameManager():
+        s = mx.sym.amp_multicast(mx.sym.var("a"), mx.sym.var("b"), num_outputs=2)
+        c = mx.sym.amp_cast(mx.sym.var("a"), dtype="float16")
+    assert s.list_outputs() == AMP["multicast_sym"]["outputs"]
+    assert [np.dtype(t).name for t in s.infer_type(a="float32", b="float16")[1]] == \
+        AMP["multicast_sym"]["types"]
+    assert s.tojson() == AMP["multicast_sym"]["json"]
+    assert c.tojson() == AMP["cast_json"]
+    # gradients are cast back to each input's type (MXNet's _backward_amp_cast/_multicast)
+    x, h = mx.nd.array([1.0, 2.0]), mx.nd.array([3.0, 4.0], dtype="float16")
+    x.attach_grad()
+    h.attach_grad()
+    with mx.autograd.record():
+        a, b = mx.nd.amp_multicast(x, h, num_outputs=2)
+        y = a * 2 + b * 3 + mx.nd.amp_cast(x, dtype="float16").astype("float32")
+    y.backward()
+    assert np.dtype(x.grad.dtype) == np.float32 and np.dtype(h.grad.dtype) == np.float16
+    np.testing.assert_array_equal(x.grad.asnumpy(), [3.0, 3.0])
+    np.testing.assert_array_equal(h.grad.asnumpy(), [3.0, 3.0])
