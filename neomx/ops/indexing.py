@@ -495,10 +495,7 @@ def _norm_forward(p, ins, oc):
     x = ins[0]
     axes = _norm_axes(p, x.dim())
     xf = x if x.dtype.is_floating_point else x.to(torch.float64)
-    if p.ord == 1:
-        out = xf.abs().sum(dim=axes, keepdim=p.keepdims)
-    else:
-        out = torch.sqrt((xf * xf).sum(dim=axes, keepdim=p.keepdims))
+    out = torch.linalg.vector_norm(xf, ord=p.ord, dim=axes, keepdim=p.keepdims)
     out = out.reshape(_reduced_shape(tuple(x.shape), axes, p.keepdims))
     return out.to(x.dtype if p.out_dtype is None else dtype_torch(p.out_dtype))
 
