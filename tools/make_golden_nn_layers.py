@@ -495,7 +495,35 @@ def more_errors():
     error('e_kl_aux', 'IdentityAttachKLSparseReg', {}, [('data', (2, 3, 4))])
 
 
+JSONS = []
+JSON_CODE = [
+    "mx.sym.UpSampling(d, scale=2, sample_type='bilinear', num_filter=3, name='up')",
+    "mx.sym.UpSampling(d, d, scale=2, sample_type='nearest', multi_input_mode='sum', name='up')",
+    "mx.sym.Deconvolution(d, kernel=(2, 2), num_filter=2, stride=(2, 2), name='dc')",
+    "mx.sym.Deconvolution(d, kernel=(3,), num_filter=2, no_bias=False, adj=(1,), name='dc')",
+    "mx.sym.LayerNorm(d, name='ln', eps=1e-3, output_mean_var=True)",
+    "mx.sym.GroupNorm(d, num_groups=2, name='gn')",
+    "mx.sym.CTCLoss(d, mx.sym.Variable('l'), blank_label='last', name='ctc')",
+    "mx.sym.ctc_loss(d, mx.sym.Variable('l'), use_data_lengths=True)",
+    "mx.sym.ROIPooling(d, mx.sym.Variable('r'), pooled_size=(2, 2), spatial_scale=0.5)",
+    "mx.sym.IdentityAttachKLSparseReg(d, name='kl')",
+    "mx.sym.SequenceMask(d, mx.sym.Variable('sl'), use_sequence_length=True, value=1.5)",
+    "mx.sym.SpatialTransformer(d, target_shape=(2, 2), transform_type='affine', "
+    "sampler_type='bilinear')",
+    "mx.sym.SVMOutput(d, margin=0.5)",
+]
+
+
+def json_cases():
+    """Symbol JSON of a few calls (variables the op makes, their __init__, attrs)."""
+    for code in JSON_CODE:
+        with fresh_scopes():
+            sym = eval(code, {'mx': mx, 'd': mx.sym.Variable('data')})
+        JSONS.append(OrderedDict([('code', code), ('json', sym.tojson())]))
+
+
 def main():
+    json_cases()
     more_errors()
     types_and_partial_shapes()
     variants()
@@ -509,7 +537,8 @@ def main():
     write_json(os.path.join(OUT, 'nn_layers.json'),
                OrderedDict([('generator', 'tools/make_golden_nn_layers.py'),
                             ('mxnet', mx.__version__), ('cases', CASES), ('errors', ERRORS),
-                            ('shapes', SHAPES), ('types', TYPES)]))
+                            ('shapes', SHAPES), ('types', TYPES),
+                            ('json', JSONS)]))
     np.savez_compressed(os.path.join(OUT, 'nn_layers.npz'), **ARRAYS)
     print('%d cases, %d errors, %d arrays' % (len(CASES), len(ERRORS), len(ARRAYS)))
 

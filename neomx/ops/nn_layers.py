@@ -646,6 +646,7 @@ def _up_compute(p, ins):
 replay_op(
     "UpSampling", _up_compute, lambda p, ins, oc: _up_compute(p, ins), _up_infer_shape,
     params=_UP_PARAMS, inputs=_up_inputs, key_var_num_args="num_args",
+    input_init=lambda p: {"weight": '["bilinear", {}]'} if p.sample_type == "bilinear" else {},
     doc="Upsamples the given input data.\n\n"
         "``nearest``: every input (``num_args`` of them) is repeated up to\n"
         "``(scale*h_0, scale*w_0)``, the first input's size times ``scale``, and the results are\n"

@@ -169,6 +169,7 @@ def _kl_backward(p, ins, oc):
 register(OpDef(
     "IdentityAttachKLSparseReg", _kl_forward, _kl_infer_shape, params=_KL_PARAMS,
     aux=("moving_avg",), mutates_aux=True, deterministic=False,
+    input_init=lambda p: {"moving_avg": '["zero", {}]'},
     gradient=lambda F, p, ins, outs, ograds: [
         F._backward_IdentityAttachKLSparseReg(ograds[0], ins[1], **p)],
     doc="Apply a sparse regularization to the output a sigmoid activation function.\n\n"

@@ -341,3 +341,23 @@ def test_deconvolution_target_shape_beyond_torch_output_padding():
     assert y.shape == (1, 3, 5, 4)
     # pad/adj from target: rows total 1 -> pad 1, adj 1; cols total 2 -> pad 1, adj 0
     np.testing.assert_allclose(y.asnumpy(), full.asnumpy()[:, :, 1:6, 1:5], rtol=1e-6)
+
+
+def _json_param(rec):
+    marks = ()
+    if "d, d," in rec["code"]:
+        # MXNet's FSetInputVarAttrOnCompose also marks a *given* variable (UpSampling's second
+        # input, here `data`) with the bilinear __init__; neomx's input_init only reaches the
+        # variables the call makes.
+        marks = pytest.mark.xfail(strict=True, reason="__init__ on given variables")
+    return pytest.param(rec, id=rec["code"][7:40], marks=marks)
+
+
+@pytest.mark.parametrize("rec", [_json_param(r) for r in META["json"]])
+def test_symbol_json_matches_mxnet(rec):
+    """The variables a call makes (names, op attributes, ``__init__``: UpSampling's bilinear
+    weight, the KL regulariser's zero moving average) and the whole JSON equal MXNet's."""
+    with mx.name.NameManager(), mx.AttrScope():
+        sym = eval(rec["code"], {"mx": mx, "d": mx.sym.Variable("data")})
+    assert json.loads(sym.tojson()) == json.loads(rec["json"])
+    assert sym.tojson() == rec["json"]
