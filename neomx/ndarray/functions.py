@@ -24,7 +24,7 @@ from .register import invoke_by_name
 
 __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "modulo", "power", "maximum",
            "minimum", "equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal",
-           "logical_and", "logical_or", "logical_xor", "onehot_encode"]
+           "logical_and", "logical_or", "logical_xor", "onehot_encode", "split_v2", "histogram"]
 
 
 def _array_op(name):
@@ -144,3 +144,39 @@ def onehot_encode(indices, out):
     favour of ``one_hot``. Returns ``out``."""
     return invoke_by_name("one_hot", [indices], {"depth": out.shape[1], "dtype": out.dtype},
                           out=out)
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """Split ``ary`` along ``axis`` into equal sections (an int) or at the given indices (a
+    tuple), as ``numpy.split``; ``squeeze_axis`` drops a split axis of size 1."""
+    axis_size = ary.shape[axis]
+    if isinstance(indices_or_sections, int):
+        if axis_size % indices_or_sections:
+            raise ValueError("array split does not result in an equal division")
+        size = axis_size // indices_or_sections
+        indices = [i * size for i in range(indices_or_sections)]
+    elif isinstance(indices_or_sections, tuple):
+        indices = [0] + list(indices_or_sections)
+    else:
+        raise ValueError("indices_or_sections must either int or tuple of ints")
+    return invoke_by_name("_split_v2", [ary], {"indices": tuple(indices), "axis": axis,
+                                               "squeeze_axis": squeeze_axis})
+
+
+def histogram(a, bins=10, range=None):  # noqa: A002  (MXNet's parameter name)
+    """Histogram of ``a``: ``bins`` equal bins over ``range`` or the edges in an NDArray.
+    Returns ``(counts, bin_edges)``; without ``range`` numpy computes it, as MXNet does."""
+    import warnings
+
+    import numpy as np
+    from . import array as _array
+    if isinstance(bins, NDArray):
+        return invoke_by_name("_histogram", [a, bins], {})
+    if isinstance(bins, int):
+        if range is None:
+            warnings.warn("range is not specified, using numpy's result to ensure consistency "
+                          "with numpy")
+            res, bounds = np.histogram(a.asnumpy(), bins=bins)
+            return _array(res), _array(bounds)
+        return invoke_by_name("_histogram", [a], {"bin_cnt": bins, "range": range})
+    raise ValueError("bins argument should be either an integer or an NDArray")

@@ -171,6 +171,11 @@ class NDArray:
         if self._data.is_cuda:
             torch.cuda.current_stream(self._data.device).synchronize()
 
+    def split_v2(self, *args, **kwargs):
+        """Fluent :func:`neomx.ndarray.split_v2`."""
+        from .functions import split_v2
+        return split_v2(self, *args, **kwargs)
+
     def asnumpy(self) -> np.ndarray:
         """A numpy copy of the contents (waits for pending writes)."""
         engine.wait_for(self)

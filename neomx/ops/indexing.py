@@ -744,7 +744,7 @@ register(OpDef(
             _RangeParam("range", "str", None, "The lower and upper range of the bins. if not "
                                               "provided, range is simply (a.min(), a.max()).",
                         optional=True)),
-    inputs=_hist_inputs, outputs=("output", "bin_edges"),
+    inputs=_hist_inputs, outputs=("output0", "output1"),
     infer_type=lambda p, ins, outs: (ins, [_I64, ins[0]]),
     doc="Counts the values of ``data`` in ``bin_cnt`` equal bins over ``range``, or in the bins\n"
         "given by the edges ``bins`` (the last bin includes its right edge)."))

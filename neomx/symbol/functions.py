@@ -19,7 +19,7 @@ from numbers import Number
 from .register import invoke_sym
 from .symbol import Symbol
 
-__all__ = ["pow", "power", "maximum", "minimum"]
+__all__ = ["pow", "power", "maximum", "minimum", "split_v2", "histogram"]
 
 
 def _types_error(left, right):
@@ -68,3 +68,27 @@ def _minmax(kind, left, right, py_fn):
     if isinstance(left, Number) and isinstance(right, Number):
         return py_fn(left, right)
     raise _types_error(left, right)
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """Symbolic ``split_v2``: equal sections (an int) or split points (a tuple) along ``axis``."""
+    indices, sections = [], 0
+    if isinstance(indices_or_sections, int):
+        sections = indices_or_sections
+    elif isinstance(indices_or_sections, tuple):
+        indices = [0] + list(indices_or_sections)
+    else:
+        raise ValueError("indices_or_sections must either int or tuple of ints")
+    return invoke_sym("_split_v2", [ary], {"indices": tuple(indices), "axis": axis,
+                                          "squeeze_axis": squeeze_axis, "sections": sections})
+
+
+def histogram(a, bins=10, range=None, **kwargs):  # noqa: A002  (MXNet's parameter name)
+    """Symbolic histogram: ``bins`` equal bins over ``range`` (required here), or bin edges."""
+    if isinstance(bins, Symbol):
+        return invoke_sym("_histogram", [a, bins], kwargs)
+    if isinstance(bins, int):
+        if range is None:
+            raise ValueError("null range is not supported in symbol mode")
+        return invoke_sym("_histogram", [a], dict(kwargs, bin_cnt=bins, range=range))
+    raise ValueError("bins argument should be either an integer or an NDArray")

@@ -156,3 +156,36 @@ def test_operator_results_are_new_arrays(call):
     v = x.reshape((3, 2))
     v[:] = 7  # a view, as in MXNet
     assert (x.asnumpy() == 7).all()
+
+
+def test_split_v2_and_histogram_wrappers():
+    # values from MXNet 1.9.1
+    with mx.name.NameManager():
+        _split_v2_and_histogram()
+
+
+def _split_v2_and_histogram():
+    x = mx.nd.array(np.arange(12).reshape(3, 4))
+    parts = mx.nd.split_v2(x, 2, axis=1)
+    assert [p.asnumpy().tolist() for p in parts] == [[[0, 1], [4, 5], [8, 9]], [[2, 3], [6, 7], [10, 11]]]
+    assert [p.shape for p in mx.nd.split_v2(x, (1, 3), axis=1)] == [(3, 1), (3, 2), (3, 1)]
+    assert [p.shape for p in mx.nd.split_v2(x, 3, axis=0, squeeze_axis=True)] == [(4,)] * 3
+    assert [p.shape for p in x.split_v2(2, axis=1)] == [(3, 2), (3, 2)]
+    with pytest.raises(ValueError, match="equal division"):
+        mx.nd.split_v2(x, 3, axis=1)
+    counts, edges = mx.nd.histogram(x, bins=3, range=(0, 12))
+    assert counts.asnumpy().tolist() == [4, 4, 4] and edges.asnumpy().tolist() == [0, 4, 8, 12]
+    with pytest.warns(UserWarning, match="range is not specified"):
+        counts, edges = mx.nd.histogram(x, bins=4)
+    assert counts.asnumpy().tolist() == [3, 3, 3, 3]
+    assert edges.asnumpy().tolist() == [0.0, 2.75, 5.5, 8.25, 11.0]
+    counts, _ = mx.nd.histogram(x, bins=mx.nd.array([0, 5, 12]))
+    assert counts.asnumpy().tolist() == [5, 7]
+    s = mx.sym.split_v2(mx.sym.Variable("x"), 2, axis=1)
+    assert s.list_outputs() == ["_split_v20_output0", "_split_v20_output1"]
+    assert s.infer_shape(x=(3, 4))[1] == [(3, 2), (3, 2)]
+    h = mx.sym.histogram(mx.sym.Variable("x"), bins=3, range=(0, 12))
+    assert h.list_outputs() == ["_histogram0_output0", "_histogram0_output1"]
+    assert [o.asnumpy().tolist() for o in h.eval(mx.cpu(), x=x)] == [[4, 4, 4], [0, 4, 8, 12]]
+    with pytest.raises(ValueError, match="null range"):
+        mx.sym.histogram(mx.sym.Variable("x"), bins=3)
