@@ -361,3 +361,42 @@ def test_symbol_json_matches_mxnet(rec):
         sym = eval(rec["code"], {"mx": mx, "d": mx.sym.Variable("data")})
     assert json.loads(sym.tojson()) == json.loads(rec["json"])
     assert sym.tojson() == rec["json"]
+
+
+def test_inferred_shapes_equal_computed_shapes_random_params():
+    """Deconvolution, UpSampling and Correlation over random parameters: infer_shape gives the
+    shape the kernels produce (and Deconvolution's matches its size formula)."""
+    r = np.random.RandomState(11)
+    for _ in range(25):
+        nsp = r.randint(1, 4)
+        k = tuple(r.randint(1, 4, nsp))
+        s = tuple(r.randint(1, 4, nsp))
+        d = tuple(r.randint(1, 3, nsp))
+        pad = tuple(r.randint(0, 2, nsp))
+        adj = tuple(int(r.randint(0, max(a, b))) for a, b in zip(s, d))
+        g = int(r.choice([1, 2]))
+        sp = tuple(r.randint(2, 5, nsp))
+        params = dict(kernel=k, stride=s, dilate=d, pad=pad, adj=adj, num_filter=2 * g,
+                      num_group=g)
+        x = mx.nd.array(r.uniform(-1, 1, (1, 2 * g) + sp))
+        w = mx.nd.array(r.uniform(-1, 1, (2 * g, 2) + k))
+        want = tuple(si * (h - 1) + di * (ki - 1) + 1 - 2 * pi + ai
+                     for si, h, di, ki, pi, ai in zip(s, sp, d, k, pad, adj))
+        if min(want) < 1:
+            continue
+        sym = mx.sym.Deconvolution(mx.sym.Variable("data"), **params)
+        _, outs, _ = sym.infer_shape(data=x.shape)
+        y = mx.nd.Deconvolution(x, w, **params)
+        assert outs[0] == y.shape == (1, 2 * g) + want, params
+    for _ in range(10):
+        c, h, w_ = r.randint(1, 3, 3) + 2
+        params = dict(kernel_size=int(r.choice([1, 3])), max_displacement=int(r.randint(0, 3)),
+                      stride1=int(r.randint(1, 3)), stride2=int(r.randint(1, 3)),
+                      pad_size=int(r.randint(0, 3)))
+        a = mx.nd.array(r.uniform(-1, 1, (2, c, h + 4, w_ + 4)))
+        try:
+            _, outs, _ = mx.sym.Correlation(mx.sym.Variable("a"), mx.sym.Variable("b"),
+                                            **params).infer_shape(a=a.shape, b=a.shape)
+        except MXNetError:
+            continue
+        assert mx.nd.Correlation(a, a, **params).shape == outs[0], params
