@@ -629,3 +629,79 @@ register(OpDef(
     gradient=lambda F, p, ins, outs, ograds: [F.amp_cast(g, dtype=x.dtype) for x, g in zip(ins, ograds)],
     doc="Casts its float16/float32 inputs to their widest (``cast_narrow``: narrowest) type, "
         "as AMP does; other inputs pass through."))
+
+
+# --- AdamW (mx.nd.contrib.adamw_update / mp_adamw_update wrap these) -----------------------------
+# MXNet's inputs are (weight, grad, mean, var[, weight32], rescale_grad) with the states mutated;
+# here rescale_grad is the third input, before the states (aux come last in the table). MXNet's
+# contrib wrappers pass them by name, and a positional call in MXNet's order fails the shape
+# check (rescale_grad has shape (1,)) instead of binding wrongly.
+def _adamw_step(w, g, mean, var, rescale, p):
+    """Returns the new weight, or None when rescale_grad is 0 or not finite (MXNet then skips
+    the update: weight and states unchanged)."""
+    r = float(rescale.reshape(-1)[0])
+    if r == 0 or r != r or abs(r) == float("inf"):
+        return None
+    lr, wd, b1, b2, eps, eta = _p32(p, "lr", "wd", "beta1", "beta2", "epsilon", "eta")
+    gr = _clip(g * float(_F(r)), p.clip_gradient)
+    mean.mul_(float(b1)).add_(gr * float(_F(1) - b1))
+    var.mul_(float(b2)).add_(gr * gr * float(_F(1) - b2))
+    return w - (mean * float(lr) / (torch.sqrt(var) + float(eps)) + w * float(wd)) * float(eta)
+
+
+def _adamw(p, ins, oc):
+    w, g, rescale, mean, var = ins
+    new = _adamw_step(w, g, mean, var, rescale, p)
+    return w.clone() if new is None else new
+
+
+def _mp_adamw(p, ins, oc):
+    w, g, rescale, mean, var, w32 = ins
+    new = _adamw_step(w32, g.float(), mean, var, rescale, p)
+    if new is None:
+        return w.clone()
+    w32.copy_(new)
+    return new.to(w.dtype)
+
+
+_ADAMW_PARAMS = (
+    Param("lr", "float", doc="Learning rate"),
+    Param("beta1", "float", 0.9, "The decay rate for the 1st moment estimates."),
+    Param("beta2", "float", 0.999, "The decay rate for the 2nd moment estimates."),
+    Param("epsilon", "float", 1e-8, "A small constant for numerical stability."),
+    Param("wd", "float", 0.0, "Weight decay augments the objective function with a "
+          "regularization term that penalizes large weights."),
+    Param("eta", "float", doc="Learning rate schedule multiplier"),
+    Param("clip_gradient", "float", -1.0, "Clip gradient to the range of [-clip_gradient, "
+          "clip_gradient]. If clip_gradient <= 0, gradient clipping is turned off."))
+
+
+def _adamw_shape(p, ins, outs):
+    ins = list(ins)
+    known = next((s for i, s in enumerate(list(ins) + list(outs)) if s is not None and i != 2), None)
+    if known is not None:
+        for i in range(len(ins)):
+            if i != 2:
+                assign_shape(ins, i, known)
+    assign_shape(ins, 2, (1,))
+    return ins, [known]
+
+
+def _adamw_type(mp):
+    def infer(p, ins, outs):
+        lo = ins[0] if ins[0] is not None else outs[0]
+        f32 = np.float32
+        return [lo, lo, f32] + [f32 if mp else lo] * (len(ins) - 3), [lo]
+    return infer
+
+
+register(OpDef("_adamw_update", _adamw, _adamw_shape, params=_ADAMW_PARAMS,
+               inputs=("weight", "grad", "rescale_grad"), aux=("mean", "var"), mutates_aux=True,
+               infer_type=_adamw_type(False),
+               doc="AdamW (decoupled weight decay): ``weight -= eta * (lr * mean / (sqrt(var) + "
+                   "epsilon) + wd * weight)`` after Adam's moment updates of ``clip(rescale_grad * "
+                   "grad)``; no update when ``rescale_grad`` is 0 or not finite."))
+register(OpDef("_mp_adamw_update", _mp_adamw, _adamw_shape, params=_ADAMW_PARAMS,
+               inputs=("weight", "grad", "rescale_grad"), aux=("mean", "var", "weight32"),
+               mutates_aux=True, infer_type=_adamw_type(True),
+               doc="``_adamw_update`` on the float32 master weight ``weight32`` (updated in place)."))
