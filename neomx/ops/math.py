@@ -28,6 +28,17 @@ _F32 = (torch.float32, torch.float64)
 _HALF = (torch.float16, torch.bfloat16)
 
 
+def _to_int(r, dt):
+    """A floating result cast to an integer dtype as MXNet's CPU cast does it: NaN, infinities
+    and out-of-range values become the most negative value (explicitly, so that every device
+    gives it; CUDA's conversion would saturate)."""
+    if dt in (torch.int32, torch.int64):
+        lo = torch.iinfo(dt).min
+        ok = torch.isfinite(r) & (r >= lo) & (r < -float(lo))
+        r = torch.where(ok, r, torch.full_like(r, lo))
+    return r.to(dt)
+
+
 def _real(fn, precise=False):
     """``fn`` on any dtype, as MXNet computes it: float32/float64 natively (``precise``: via
     float64, for special functions whose float32 kernels round differently), half precision
@@ -38,7 +49,7 @@ def _real(fn, precise=False):
             return fn(x.double()).to(dt) if precise and dt is torch.float32 else fn(x)
         if dt in _HALF:
             return fn(x.float()).to(dt)
-        return fn(x.to(torch.float64 if precise or dt is torch.int64 else torch.float32)).to(dt)
+        return _to_int(fn(x.to(torch.float64 if precise or dt is torch.int64 else torch.float32)), dt)
     return kernel
 
 
@@ -65,7 +76,7 @@ def _gamma(x):
 def _erfinv_int(x):
     """erfinv of integer arrays: MXNet gives 0 outside [-1, 1] (its kernel's last branch)."""
     y = torch.erfinv(x.double())
-    return torch.where(x.abs() > 1, torch.zeros_like(y), y).to(x.dtype)
+    return _to_int(torch.where(x.abs() > 1, torch.zeros_like(y), y), x.dtype)
 
 
 def _erfinv(x):
@@ -255,7 +266,7 @@ register(OpDef(
 def _hypot(a, b):
     if a.is_floating_point():
         return torch.hypot(a, b)
-    return torch.hypot(a.double(), b.double()).to(a.dtype)
+    return _to_int(torch.hypot(a.double(), b.double()), a.dtype)
 
 
 def _hypot_rule(F, a, b, y, g):
