@@ -270,7 +270,9 @@ def _ctc_compute(p, ins):
     return loss.to(data.dtype)
 
 
-def _ctc_forward(p, ins):
+def _ctc_forward(p, ins, oc):
+    """(loss, d loss.sum() / d data): the gradient is computed with the loss and kept as the
+    hidden output, as MXNet's kernel does; backward only scales it."""
     data = ins[0]
     with torch.enable_grad():
         x = data.detach().requires_grad_(True)
@@ -279,16 +281,24 @@ def _ctc_forward(p, ins):
     return loss.detach(), grad
 
 
-replay_op(
-    "CTCLoss", _ctc_compute, lambda p, ins, oc: _ctc_forward(p, ins), _ctc_infer_shape,
-    params=_CTC_PARAMS, inputs=_ctc_inputs, outputs=("output0",), num_hidden_outputs=1,
-    infer_type=_ctc_infer_type,
-    no_grad=lambda p: tuple(range(1, len(_ctc_inputs(p)))),
-    no_grad_inputs=("label", "data_lengths", "label_lengths"),
+def _ctc_gradient(F, p, ins, outs, ograds):
+    n = len(_ctc_inputs(p))
+    return [F._backward_CTCLoss(ograds[0], outs[1], **p)] + [None] * (n - 1)
+
+
+register(OpDef(
+    "CTCLoss", _ctc_forward, _ctc_infer_shape, params=_CTC_PARAMS, inputs=_ctc_inputs,
+    outputs=("output0",), num_hidden_outputs=1, infer_type=_ctc_infer_type,
+    gradient=_ctc_gradient, no_grad_inputs=("label", "data_lengths", "label_lengths"),
     aliases=("ctc_loss", "_contrib_CTCLoss", "_contrib_ctc_loss"),
     doc="Connectionist Temporal Classification Loss.\n\n"
         "``data`` ``(seq_len, batch, alphabet)`` holds unnormalized scores (softmax is applied\n"
         "inside); ``label`` ``(batch, max_label_len)`` holds the label sequences, padded with 0\n"
         "(``blank_label='first'``: blank is class 0) or -1 (``'last'``: blank is the last\n"
         "class), unless ``label_lengths`` gives their lengths; ``data_lengths`` the sequence\n"
-        "lengths. The output ``(batch,)`` is each sequence's negative log-likelihood.")
+        "lengths. The output ``(batch,)`` is each sequence's negative log-likelihood."))
+register(OpDef(
+    "_backward_CTCLoss", lambda p, ins, oc: ins[0].reshape(1, -1, 1) * ins[1],
+    lambda p, ins, outs: (ins, [ins[1]]), params=_CTC_PARAMS, inputs=("out_grad", "grad"),
+    infer_type=lambda p, ins, outs: (ins, [ins[1]]), public=False,
+    doc="Gradient of CTCLoss: the saved gradient scaled per sequence by the head gradient."))
