@@ -306,12 +306,37 @@ def main():
     print("wrote", d, len(out["steps"]), "step cases")
 
 
+def multi_adamw_cases():
+    """mx.nd.contrib.multi_adamw_update (the _multi_adamw_update operator), float32."""
+    out = []
+    for v, (rescale, extra) in enumerate([(1.0, {}), (0.5, {"clip_gradient": 0.3, "beta1": 0.8}),
+                                          (float("inf"), {})]):
+        r = rng_for("optimizer/multi_adamw/%d" % v)
+        ws = [r.uniform(-1, 1, s).astype(np.float32) for s in MULTI_SHAPES]
+        grads = [[r.uniform(-2, 2, s).astype(np.float32) for s in MULTI_SHAPES] for _ in range(2)]
+        params = dict(extra, lrs=(0.01, 0.02), wds=(0.0, 0.1), etas=(1.0, 0.5))
+        w_nd = [mx.nd.array(w) for w in ws]
+        means = [mx.nd.zeros(s) for s in MULTI_SHAPES]
+        vars_ = [mx.nd.zeros(s) for s in MULTI_SHAPES]
+        rec = OrderedDict([("id", "multi_adamw/%d" % v), ("params", params), ("rescale", rescale),
+                           ("weights", [w.tolist() for w in ws]),
+                           ("grads", [[g.tolist() for g in gs] for gs in grads]), ("steps", [])])
+        for gs in grads:
+            mx.nd.contrib.multi_adamw_update(w_nd, [mx.nd.array(g) for g in gs], means, vars_,
+                                             rescale, out=w_nd, **params)
+            rec["steps"].append({"weights": [w.asnumpy().tolist() for w in w_nd],
+                                 "means": [m.asnumpy().tolist() for m in means],
+                                 "vars": [m.asnumpy().tolist() for m in vars_]})
+        out.append(rec)
+    return out
+
+
 def main_adamw():
     """adamw in a process of its own: after it, this CPU build of MXNet 1.9.1 crashes in later
     work (heap corruption), so it cannot share the run with the other cases."""
     out = OrderedDict([("mxnet_version", mx.__version__),
                        ("generator", "tools/make_golden_optimizer_ops.py --adamw"),
-                       ("adamw", adamw_cases())])
+                       ("adamw", adamw_cases()), ("multi_adamw", multi_adamw_cases())])
     write_json(os.path.join(golden_dir("math"), "adamw.json"), out)
     print("wrote adamw.json")
 

@@ -487,7 +487,7 @@ def _multi_type(kinds, preloaded, mp):
         for i in range(p.num_weights):
             lo = ins[i * k] if ins[i * k] is not None else ins[i * k + 1]
             for j, kind in enumerate(kinds):
-                want = f32 if mp and kind in ("mom", "weight32") else lo
+                want = f32 if mp and kind in ("mom", "mean", "var", "weight32") else lo
                 have = ins[i * k + j]
                 if have is not None and want is not None and np.dtype(have) != np.dtype(want):
                     raise TypeInferError(f"Incompatible attr in node {{node}} at {i * k + j}-th "
@@ -705,3 +705,69 @@ register(OpDef("_mp_adamw_update", _mp_adamw, _adamw_shape, params=_ADAMW_PARAMS
                inputs=("weight", "grad", "rescale_grad"), aux=("mean", "var", "weight32"),
                mutates_aux=True, infer_type=_adamw_type(True),
                doc="``_adamw_update`` on the float32 master weight ``weight32`` (updated in place)."))
+
+
+def _multi_adamw_forward(mp):
+    k = 5 if mp else 4
+
+    def forward(p, ins, oc):
+        n, rescale = p.num_weights, ins[-1]
+        lrs, wds, etas = _floats(p.lrs, "lrs"), _floats(p.wds, "wds"), _floats(p.etas, "etas")
+        res = []
+        for i in range(n):
+            w, g, mean, var, *w32 = ins[i * k:(i + 1) * k]
+            q = Params(p, lr=lrs[i], wd=wds[i], eta=etas[i])
+            new = _adamw_step(w32[0] if mp else w, g.float() if mp else g, mean, var, rescale, q)
+            if new is None:
+                res.append(w.clone())
+                continue
+            if mp:
+                w32[0].copy_(new)
+            res.append(new.to(w.dtype))
+        return res[0] if n == 1 else tuple(res)
+    return forward
+
+
+def _multi_adamw_shape(mp):
+    group = _multi_shape(("weight", "grad", "mean", "var") + (("weight32",) if mp else ()), False)
+
+    def infer(p, ins, outs):
+        ins, outs = group(p, list(ins[:-1]), outs)
+        rest = [None]
+        assign_shape(rest, 0, (1,))
+        return list(ins) + rest, outs
+    return infer
+
+
+def _multi_adamw_type(mp):
+    group = _multi_type(("weight", "grad", "mean", "var") + (("weight32",) if mp else ()), False, mp)
+
+    def infer(p, ins, outs):
+        ins, outs = group(p, list(ins[:-1]), outs)
+        return list(ins) + [np.float32], outs
+    return infer
+
+
+for _mp_form in (False, True):
+    _kinds = ("weight", "grad", "mean", "var") + (("weight32",) if _mp_form else ())
+    _per = _multi_names(_kinds, False)
+    register(OpDef(
+        "_multi_mp_adamw_update" if _mp_form else "_multi_adamw_update",
+        _multi_adamw_forward(_mp_form), _multi_adamw_shape(_mp_form),
+        infer_type=_multi_adamw_type(_mp_form),
+        params=(_LRS,
+                Param("beta1", "float", 0.9, "The decay rate for the 1st moment estimates."),
+                Param("beta2", "float", 0.999, "The decay rate for the 2nd moment estimates."),
+                Param("epsilon", "float", 1e-8, "A small constant for numerical stability."),
+                _WDS,
+                Param("etas", "str", doc="Learning rates schedule multiplier (tuple of <float>)."),
+                Param("clip_gradient", "float", -1.0, "Clip gradient to the range of "
+                      "[-clip_gradient, clip_gradient]. If clip_gradient <= 0, gradient clipping "
+                      "is turned off."),
+                _NUM_WEIGHTS),
+        inputs=(), aux=lambda p, _per=_per: _per(p) + ["rescale_grad"], outputs=_multi_outputs,
+        mutates_aux=True,
+        doc=f"``{'_mp' if _mp_form else ''}_adamw_update`` of ``num_weights`` weights in one call "
+            f"(what ``mx.nd.contrib.multi{'_mp' if _mp_form else ''}_adamw_update`` calls): inputs "
+            f"({', '.join(k + '_i' for k in _kinds)}) for each weight, then ``rescale_grad``; "
+            "every input is declared a state (see the multi-tensor SGD comment)."))

@@ -260,3 +260,35 @@ def test_mp_adamw_is_adamw_on_the_master_weight():
                                          rescale_grad=mx.nd.array([rs]), out=w16, **case["params"])
         np.testing.assert_array_equal(w32.asnumpy(), ref.asnumpy())
         np.testing.assert_array_equal(w16.asnumpy(), ref.asnumpy().astype(np.float16))
+
+
+MULTI_ADAMW = json.loads((pathlib.Path(__file__).parent.parent / "golden" / "math" / "adamw.json")
+                         .read_text())["multi_adamw"]
+
+
+@pytest.mark.parametrize("case", MULTI_ADAMW, ids=[c["id"] for c in MULTI_ADAMW])
+def test_multi_adamw_as_mxnet(case):
+    """_multi_adamw_update with MXNet's interleaved inputs, then rescale_grad (an infinite one
+    skips the step); the float16 form is checked against it."""
+    ws = [mx.nd.array(w) for w in case["weights"]]
+    means, vars_ = [mx.nd.zeros(w.shape) for w in ws], [mx.nd.zeros(w.shape) for w in ws]
+    w16 = [w.astype("float16") for w in ws]
+    w32 = [mx.nd.array(np.array(w, dtype=np.float32).astype(np.float16).astype(np.float32))
+           for w in case["weights"]]
+    m16, v16 = [mx.nd.zeros(w.shape) for w in ws], [mx.nd.zeros(w.shape) for w in ws]
+    for gs, want in zip(case["grads"], case["steps"]):
+        data, data16 = [], []
+        for i in range(len(ws)):
+            data += [ws[i], mx.nd.array(gs[i]), means[i], vars_[i]]
+            data16 += [w16[i], mx.nd.array(gs[i], dtype="float16"), m16[i], v16[i], w32[i]]
+        rescale = mx.nd.array([case["rescale"]])
+        mx.nd._internal._multi_adamw_update(*data, rescale, out=ws, num_weights=len(ws),
+                                            **case["params"])
+        mx.nd._internal._multi_mp_adamw_update(*data16, rescale, out=w16, num_weights=len(ws),
+                                               **case["params"])
+        for got, exp in [(ws, want["weights"]), (means, want["means"]), (vars_, want["vars"])]:
+            for a, b in zip(got, exp):
+                _close(a.asnumpy(), b)
+        for a, b in zip(w16, w32):
+            assert np.dtype(a.dtype) == np.float16
+            np.testing.assert_array_equal(a.asnumpy(), b.asnumpy().astype(np.float16))
