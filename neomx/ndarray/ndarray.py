@@ -13,6 +13,8 @@ from ..base import MXNetError, dtype_np, dtype_torch, integer_types, numeric_typ
 from ..context import Context, current_context
 from ..ops import registry as _reg
 from .tape import FLAGS as _AG  # per-thread autograd flags (``_AG.recording``)
+
+py_slice = slice  # MXNet's name for the builtin (``mx.nd.ndarray.py_slice``)
 from .tape import RECORDING as _REC  # number of threads recording (0: skip the flag)
 
 __all__ = ["NDArray", "from_torch", "check_same_device"]
