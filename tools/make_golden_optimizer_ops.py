@@ -9,7 +9,7 @@ the end of a run after its float16 kernels fail: run it again if no "wrote" line
     tools/mxnet-oracle tools/make_golden_optimizer_ops.py
 
 Writes ``tests/golden/math/optimizer_ops.json``; with ``--adamw`` (a separate run, see
-``main_adamw``) ``tests/golden/math/adamw.json``.
+``main_adamw``) ``tests/golden/math/contrib_optimizer.json``.
 """
 import os
 from collections import OrderedDict
@@ -331,14 +331,41 @@ def multi_adamw_cases():
     return out
 
 
+def multi_lamb_cases():
+    """mx.nd.contrib.multi_lamb_update (the _multi_lamb_update operator), float32."""
+    out = []
+    for v, extra in enumerate([{}, {"lower_bound": 0.5, "upper_bound": 2.0, "rescale_grad": 0.5},
+                               {"bias_correction": False, "clip_gradient": 0.3, "beta1": 0.8}]):
+        r = rng_for("optimizer/multi_lamb/%d" % v)
+        ws = [r.uniform(-1, 1, s).astype(np.float32) for s in MULTI_SHAPES]
+        grads = [[r.uniform(-2, 2, s).astype(np.float32) for s in MULTI_SHAPES] for _ in range(2)]
+        w_nd = [mx.nd.array(w) for w in ws]
+        means = [mx.nd.zeros(s) for s in MULTI_SHAPES]
+        vars_ = [mx.nd.zeros(s) for s in MULTI_SHAPES]
+        rec = OrderedDict([("id", "multi_lamb/%d" % v), ("params", extra),
+                           ("lrs", [0.1, 0.05]), ("wds", [0.01, 0.0]),
+                           ("weights", [w.tolist() for w in ws]),
+                           ("grads", [[g.tolist() for g in gs] for gs in grads]), ("steps", [])])
+        for k, gs in enumerate(grads):
+            mx.nd.contrib.multi_lamb_update(w_nd, [mx.nd.array(g) for g in gs], means, vars_,
+                                            step_count=[k + 1, k + 2], lrs=rec["lrs"],
+                                            wds=rec["wds"], out=w_nd, **extra)
+            rec["steps"].append({"weights": [w.asnumpy().tolist() for w in w_nd],
+                                 "means": [m.asnumpy().tolist() for m in means],
+                                 "vars": [m.asnumpy().tolist() for m in vars_]})
+        out.append(rec)
+    return out
+
+
 def main_adamw():
-    """adamw in a process of its own: after it, this CPU build of MXNet 1.9.1 crashes in later
+    """The contrib optimizers (AdamW, multi-tensor AdamW and LAMB) in a process of its own: after it, this CPU build of MXNet 1.9.1 crashes in later
     work (heap corruption), so it cannot share the run with the other cases."""
     out = OrderedDict([("mxnet_version", mx.__version__),
                        ("generator", "tools/make_golden_optimizer_ops.py --adamw"),
-                       ("adamw", adamw_cases()), ("multi_adamw", multi_adamw_cases())])
-    write_json(os.path.join(golden_dir("math"), "adamw.json"), out)
-    print("wrote adamw.json")
+                       ("adamw", adamw_cases()), ("multi_adamw", multi_adamw_cases()),
+                       ("multi_lamb", multi_lamb_cases())])
+    write_json(os.path.join(golden_dir("math"), "contrib_optimizer.json"), out)
+    print("wrote contrib_optimizer.json")
 
 
 if __name__ == "__main__":

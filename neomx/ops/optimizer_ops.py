@@ -771,3 +771,58 @@ for _mp_form in (False, True):
             f"(what ``mx.nd.contrib.multi{'_mp' if _mp_form else ''}_adamw_update`` calls): inputs "
             f"({', '.join(k + '_i' for k in _kinds)}) for each weight, then ``rescale_grad``; "
             "every input is declared a state (see the multi-tensor SGD comment)."))
+
+
+# --- multi-tensor LAMB (mx.nd.contrib.multi_lamb_update calls it) ---------------------------------
+def _multi_lamb(p, ins, oc):
+    n, res = p.num_tensors, []
+    lrs, wds = _floats(p.learning_rates, "learning_rates"), _floats(p.wds, "wds")
+    for i in range(n):
+        w, g, mean, var = ins[i * 4:(i + 1) * 4]
+        q = Params(p, wd=wds[i], t=p.step_count[i], lr=lrs[i])
+        d = _lamb1_step(w, g, mean, var, q)
+        r1 = torch.linalg.vector_norm(w.float()).reshape(1)
+        r2 = torch.linalg.vector_norm(d.float()).reshape(1)
+        res.append(_lamb2_step(w, d, r1, r2, q).to(w.dtype))
+    return res[0] if n == 1 else tuple(res)
+
+
+def _lamb_names(p):
+    return [f"{k}_{i}" for i in range(p.num_tensors) for k in ("weight", "grad", "mean", "var")]
+
+
+def _lamb_outputs(p):
+    return ["output"] if p.num_tensors == 1 else [f"output{i}" for i in range(p.num_tensors)]
+
+
+def _multi_lamb_shape(p, ins, outs):
+    return _multi_shape(("weight", "grad", "mean", "var"), False)(
+        Params(p, num_weights=p.num_tensors), ins, outs)
+
+
+def _multi_lamb_type(p, ins, outs):
+    return _multi_type(("weight", "grad", "mean", "var"), False, False)(
+        Params(p, num_weights=p.num_tensors), ins, outs)
+
+
+register(OpDef(
+    "_multi_lamb_update", _multi_lamb, _multi_lamb_shape, infer_type=_multi_lamb_type,
+    params=(Param("learning_rates", "str", doc="List of learning rates (tuple of <float>)"),
+            Param("beta1", "float", 0.9, "Exponential decay rate for the first moment estimates."),
+            Param("beta2", "float", 0.999, "Exponential decay rate for the second moment estimates."),
+            Param("epsilon", "float", 1e-6, "Small value to avoid division by 0."),
+            Param("wds", "str", doc="List of Weight decays (tuple of <float>)."),
+            Param("rescale_grad", "float", 1.0, "Gradient rescaling factor"),
+            Param("lower_bound", "float", -1.0, "Lower limit of norm of weight. If lower_bound <= "
+                  "0, Lower limit is not set"),
+            Param("upper_bound", "float", -1.0, "Upper limit of norm of weight. If upper_bound <= "
+                  "0, Upper limit is not set"),
+            Param("clip_gradient", "float", -1.0, "Clip gradient to the range of [-clip_gradient, "
+                  "clip_gradient]. If clip_gradient <= 0, gradient clipping is turned off."),
+            Param("bias_correction", "bool", True, "Whether to use bias correction."),
+            Param("step_count", "shape", doc="Step count for each tensor"),
+            Param("num_tensors", "int", 1, "Number of tensors")),
+    inputs=(), aux=_lamb_names, outputs=_lamb_outputs, mutates_aux=True,
+    doc="LAMB (phase 1, the norms, phase 2) of ``num_tensors`` weights in one call: inputs "
+        "(weight_i, grad_i, mean_i, var_i) per weight, every one declared a state (see the "
+        "multi-tensor SGD comment); ``mean_i``/``var_i`` are updated in place."))

@@ -218,7 +218,7 @@ def test_amp_symbols_and_gradients():
     np.testing.assert_array_equal(h.grad.asnumpy(), [3.0, 3.0])
 
 
-ADAMW = json.loads((pathlib.Path(__file__).parent.parent / "golden" / "math" / "adamw.json")
+ADAMW = json.loads((pathlib.Path(__file__).parent.parent / "golden" / "math" / "contrib_optimizer.json")
                    .read_text())["adamw"]
 
 
@@ -262,7 +262,7 @@ def test_mp_adamw_is_adamw_on_the_master_weight():
         np.testing.assert_array_equal(w16.asnumpy(), ref.asnumpy().astype(np.float16))
 
 
-MULTI_ADAMW = json.loads((pathlib.Path(__file__).parent.parent / "golden" / "math" / "adamw.json")
+MULTI_ADAMW = json.loads((pathlib.Path(__file__).parent.parent / "golden" / "math" / "contrib_optimizer.json")
                          .read_text())["multi_adamw"]
 
 
@@ -292,3 +292,23 @@ def test_multi_adamw_as_mxnet(case):
         for a, b in zip(w16, w32):
             assert np.dtype(a.dtype) == np.float16
             np.testing.assert_array_equal(a.asnumpy(), b.asnumpy().astype(np.float16))
+
+
+MULTI_LAMB = json.loads((pathlib.Path(__file__).parent.parent / "golden" / "math" /
+                         "contrib_optimizer.json").read_text())["multi_lamb"]
+
+
+@pytest.mark.parametrize("case", MULTI_LAMB, ids=[c["id"] for c in MULTI_LAMB])
+def test_multi_lamb_as_mxnet(case):
+    ws = [mx.nd.array(w) for w in case["weights"]]
+    means, vars_ = [mx.nd.zeros(w.shape) for w in ws], [mx.nd.zeros(w.shape) for w in ws]
+    for k, (gs, want) in enumerate(zip(case["grads"], case["steps"])):
+        data = []
+        for i in range(len(ws)):
+            data += [ws[i], mx.nd.array(gs[i]), means[i], vars_[i]]
+        mx.nd._internal._multi_lamb_update(*data, out=ws, num_tensors=len(ws),
+                                           step_count=(k + 1, k + 2), learning_rates=case["lrs"],
+                                           wds=case["wds"], **case["params"])
+        for got, exp in [(ws, want["weights"]), (means, want["means"]), (vars_, want["vars"])]:
+            for a, b in zip(got, exp):
+                _close(a.asnumpy(), b)
