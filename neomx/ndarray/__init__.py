@@ -143,35 +143,11 @@ def moveaxis(tensor, source, destination):
                       tensor.context)
 
 
-def _random(opname, shape, dtype, ctx, out, **params):
-    if out is not None:
-        shape, ctx, dtype = out.shape, out.context, out.dtype
-    if shape is None:
-        shape = (1,)
-    params = {k: v for k, v in params.items() if v is not None}
-    op = _ops.get(opname)
-    p, _ = op.parse_params({**params, "shape": _shape(shape), "dtype": dtype})
-    res = invoke(op, p, [], ctx=_ctx(ctx))
-    if out is not None:
-        out[:] = res
-        return out
-    return res
-
-
-def _uniform(low=0.0, high=1.0, shape=None, dtype=None, ctx=None, out=None, **kwargs):
-    """Samples from a uniform distribution on ``[low, high)``."""
-    return _random("_random_uniform", shape, dtype, ctx, out, low=low, high=high)
-
-
-def _normal(loc=0.0, scale=1.0, shape=None, dtype=None, ctx=None, out=None, **kwargs):
-    """Samples from a normal distribution with mean ``loc`` and standard deviation ``scale``."""
-    return _random("_random_normal", shape, dtype, ctx, out, loc=loc, scale=scale)
-
-
-random = SimpleNamespace(uniform=_uniform, normal=_normal)
+from . import contrib, image, linalg, random  # noqa: E402  (prefix namespaces: _contrib_X -> contrib.X)
+_uniform, _normal = random.uniform, random.normal  # (mx.random's)
 uniform = _internal_dict["_random_uniform"]
 normal = _internal_dict["_random_normal"]
 
 __all__ = list(_functions.__all__) + ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "waitall",
-           "zeros_like", "ones_like", "concatenate", "moveaxis", "random",
+           "zeros_like", "ones_like", "concatenate", "moveaxis", "random", "contrib", "linalg", "image",
            "save", "load", "load_frombuffer"]

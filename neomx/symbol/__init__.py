@@ -29,7 +29,7 @@ def full(shape, val, dtype=None, **kwargs):
     return invoke_sym("_full", [], {"shape": shape, "value": val, "dtype": dtype, **kwargs})
 
 
-random = SimpleNamespace(uniform=_internal_dict["_random_uniform"], normal=_internal_dict["_random_normal"])
+from . import contrib, image, linalg, random  # noqa: E402  (prefix namespaces: _contrib_X -> contrib.X)
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "zeros", "ones", "full",
            "NameManager", "Prefix", "AttrScope"]

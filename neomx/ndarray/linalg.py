@@ -1,0 +1,15 @@
+"""``mx.nd.linalg``: the operators named ``_linalg_<X>`` as ``mx.nd.linalg.<X>`` (MXNet's prefix namespace)."""
+from __future__ import annotations
+
+from . import _prefixed
+from .register import function_for as _function_for
+
+__all__: list = []
+
+
+def _make(op, short):
+    return _function_for(op)
+
+
+_prefixed.fill(globals(), "_linalg_", _make)
+__getattr__ = _prefixed.lazy_getattr(globals(), "_linalg_", _make)

@@ -1,0 +1,11 @@
+"""``mx.sym.contrib``: the operators named ``_contrib_<X>`` as ``mx.sym.contrib.<X>`` (MXNet's prefix namespace;
+unnamed nodes are named after ``<X>``, as MXNet's: ``x0``)."""
+from __future__ import annotations
+
+from . import _prefixed
+from .register import make_function as _make
+
+__all__: list = []
+
+_prefixed.fill(globals(), "_contrib_", _make)
+__getattr__ = _prefixed.lazy_getattr(globals(), "_contrib_", _make)
