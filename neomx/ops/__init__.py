@@ -1,12 +1,14 @@
 """Operator definitions: importing this package registers every operator."""
 from . import registry
 from . import elemwise, nn, reduce, shape, random  # noqa: F401  (registration side effects)
+from . import samplers  # noqa: F401  _random_gamma, _sample_normal, _sample_multinomial, _shuffle, ... (mx.nd.random.*)
 from . import conv, norm  # noqa: F401  Convolution, Pooling; BatchNorm, Dropout, LeakyReLU, Embedding
 from . import matrix, softmax, loss  # noqa: F401  Concat, split, transpose, ...; softmax; loss heads
 from . import math  # noqa: F401  sin, erf, gamma, rint, hypot, smooth_l1, ...
 from . import optimizer_ops, amp  # noqa: F401  sgd_update, adam_update, ...; all_finite, amp_cast
 from . import nn_layers, nn_spatial, nn_losses  # noqa: F401  LayerNorm, ...; ROIPooling, ...; CTCLoss, ...
 from . import indexing, layout  # noqa: F401  take, pick, gather_nd, sort, ...; slice_like, Pad, eye, ...
+from . import linalg  # noqa: F401  linalg_gemm, linalg_potrf, linalg_det, ... (mx.nd.linalg.*)
 from .registry import OpDef, OpContext, Param, Params, get, find, all_ops, register
 
 __all__ = ["registry", "OpDef", "OpContext", "Param", "Params", "get", "find", "all_ops", "register"]
