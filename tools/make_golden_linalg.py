@@ -46,6 +46,11 @@ def tri(r, shape, lower, noise=False):
     return x
 
 
+def sym(r, shape):
+    x = r.uniform(-1, 1, shape)
+    return x + np.swapaxes(x, -1, -2)
+
+
 def wellcond(r, shape):
     n = shape[-1]
     return r.uniform(-1, 1, shape) + 2.5 * np.eye(n)
@@ -114,6 +119,8 @@ CASES = [
     ("maketrian_neg", "_linalg_maketrian", {"offset": -2, "lower": False}, [(gen, (2, 3))], True),
     ("gelqf", "_linalg_gelqf", {}, [(gen, (2, 3))], True),
     ("gelqf_batch", "_linalg_gelqf", {}, [(gen, (2, 3, 3))], True),
+    ("syevd", "_linalg_syevd", {}, [(sym, (3, 3))], True),
+    ("syevd_batch", "_linalg_syevd", {}, [(sym, (2, 4, 4))], True),
 ]
 
 ERRORS = [
@@ -141,16 +148,19 @@ ERRORS = [
     "mx.nd.linalg_extracttrian(mx.nd.ones((3, 3)), offset=-3)",
     "mx.nd.linalg_maketrian(mx.nd.ones((4,)))",
     "mx.nd.linalg_gelqf(mx.nd.ones((3, 2)))",
+    "mx.nd.linalg.syevd(mx.nd.ones((2, 3)))",
+    "mx.nd.linalg.syevd(mx.nd.ones((3,)))",
     "mx.nd.linalg_gemm(mx.nd.ones((2, 3)), mx.nd.ones((3, 4)), mx.nd.ones((2, 4)), foo=1)",
 ]
 
 
 def fn(op):
-    return getattr(mx.nd, op[1:])  # mx.nd.linalg_gemm (== mx.nd.linalg.gemm)
+    # mx.nd.linalg_gemm (== mx.nd.linalg.gemm); syevd is only mx.nd.linalg.syevd
+    return getattr(mx.nd, op[1:], None) or getattr(mx.nd.linalg, op[len("_linalg_"):])
 
 
 def symfn(op):
-    return getattr(mx.sym, op[1:])
+    return getattr(mx.sym, op[1:], None) or getattr(mx.sym.linalg, op[len("_linalg_"):])
 
 
 def as_list(y):

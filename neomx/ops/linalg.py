@@ -1,6 +1,6 @@
 """MXNet 1.9.1's linear-algebra operators (``mx.nd.linalg_*``, registered as ``_linalg_*``):
 gemm, gemm2, potrf, potri, trsm, trmm, syrk, gelqf, inverse, det, slogdet, sumlogdiag,
-extractdiag, makediag, extracttrian, maketrian.
+extractdiag, makediag, extracttrian, maketrian; syevd (``mx.nd.linalg.syevd`` only).
 
 Semantics, checked against MXNet 1.9.1 (``tools/make_golden_linalg.py``):
 
@@ -15,6 +15,8 @@ Semantics, checked against MXNet 1.9.1 (``tools/make_golden_linalg.py``):
 * ``extracttrian``/``maketrian`` store a triangle row by row; ``offset > 0`` is the upper
   triangle above that diagonal, ``offset < 0`` the lower one below it, ``offset == 0`` the
   triangle ``lower`` names.
+* ``syevd`` returns ``U`` with the eigenvectors as rows, the largest-magnitude entry of each
+  row positive (MXNet's sign convention), and the eigenvalues ascending.
 * Gradients are MXNet's (the exact derivatives; potrf's and potri's are symmetric in ``A``):
   ``_backward_linalg_<op>`` computes them with torch.autograd over the forward.
 """
@@ -60,10 +62,11 @@ def _check(ok, expr, a, b, msg):
 
 # --- registration: forward, autograd backward ----------------------------------------------------
 def _lin_op(name, compute, infer_shape, *, params=(), inputs=("A",), outputs=("output",),
-            hidden=None, num_hidden=0, infer_type=None, doc=""):
+            hidden=None, num_hidden=0, infer_type=None, alias=True, doc=""):
     """Register ``_linalg_<name>`` (alias ``linalg_<name>``) and ``_backward_linalg_<name>``.
     ``compute(p, ins)`` returns the visible outputs (a tuple), differentiably; ``hidden(p, ins,
-    outs)`` the hidden ones."""
+    outs)`` the hidden ones. ``alias=False``: no ``linalg_<name>`` (MXNet has ``syevd`` only as
+    ``mx.nd.linalg.syevd``)."""
     full, bname = "_linalg_" + name, "_backward_linalg_" + name
     nv = len(outputs)
 
@@ -94,7 +97,8 @@ def _lin_op(name, compute, infer_shape, *, params=(), inputs=("A",), outputs=("o
 
     register(OpDef(full, forward, infer_shape, params=params, inputs=inputs, outputs=outputs,
                    num_hidden_outputs=num_hidden, infer_type=infer_type or data_typed(),
-                   gradient=gradient, hint="linalg_" + name, aliases=("linalg_" + name,),
+                   gradient=gradient, hint="linalg_" + name,
+                   aliases=("linalg_" + name,) if alias else (),
                    doc=doc))
     register(OpDef(
         bname, backward, lambda p, ins, outs: (ins, list(ins[nv:])), params=params,
@@ -529,3 +533,31 @@ def _gelqf(p, ins):
 _lin_op("gelqf", _gelqf, _gelqf_infer, outputs=("output0", "output1"),
         doc="LQ factorization ``A = L Q`` of wide matrices: ``Q`` with orthonormal rows, ``L`` "
             "lower triangular.")
+
+
+# --- syevd ----------------------------------------------------------------------------------------
+def _syevd_infer(p, ins, outs):
+    ins, outs = list(ins), list(outs)
+    a = ins[0]
+    if not _known(a):
+        return ins, outs
+    if len(a) < 2:
+        raise _infer_failed("_linalg_syevd", ins)
+    _check(a[-2] == a[-1], "in_a[ndim-2] == in_a[ndim-1]", a[-2], a[-1],
+           "Input A shape wrong: Last two dimensions must be equal")
+    _set(outs, 0, tuple(a))
+    _set(outs, 1, tuple(a[:-1]))
+    return ins, outs
+
+
+def _syevd(p, ins):
+    w, v = torch.linalg.eigh(ins[0])  # (columns of v; reads the lower triangle)
+    u = v.mT
+    big = torch.gather(u, -1, u.detach().abs().argmax(-1, keepdim=True))
+    sign = torch.where(big.detach() < 0, -1.0, 1.0).to(u.dtype)
+    return u * sign, w
+
+
+_lin_op("syevd", _syevd, _syevd_infer, outputs=("output0", "output1"), alias=False,
+        doc="Eigendecomposition ``U A = diag(L) U`` of symmetric matrices: eigenvectors as the "
+            "rows of ``U``, eigenvalues ``L`` ascending.")
