@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numbers
 
+from ..base import MXNetError
 from ..context import current_context
 from . import _prefixed
 from .ndarray import NDArray
@@ -19,6 +20,10 @@ __all__ = ["uniform", "normal", "randn", "poisson", "exponential", "gamma", "mul
            "negative_binomial", "generalized_negative_binomial", "shuffle", "randint"]
 
 _NUMERIC = (numbers.Number,)
+
+
+def _shape_tuple(shape):
+    return (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
 
 
 def _op(name):
@@ -48,6 +53,9 @@ def _helper(dist, names, values, shape, dtype, ctx, out, kwargs):
             ctx = out.context
         elif shape is None:
             kw["shape"] = (1,)
+        elif not _shape_tuple(shape):  # (MXNet 1.x: () is an unknown shape)
+            raise MXNetError(f"Operator _random_{dist} inferring shapes failed: shape {shape} "
+                             "is unknown (give the output shape)")
         if ctx is None:
             ctx = current_context()
         kw.update(zip(names, values))
@@ -77,8 +85,7 @@ def randn(*shape, **kwargs):
     out = kwargs.pop("out", None)
     assert isinstance(loc, (int, float))
     assert isinstance(scale, (int, float))
-    return _helper("normal", ("loc", "scale"), [loc, scale], shape or None, dtype, ctx, out,
-                   kwargs)
+    return _helper("normal", ("loc", "scale"), [loc, scale], shape, dtype, ctx, out, kwargs)
 
 
 def poisson(lam=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):

@@ -117,7 +117,7 @@ def _scalar_forward(kernel, names, opname):
 def _like_forward(kernel, names):
     def forward(p, ins, oc):
         x = ins[0]
-        wt = _work_dtype(x.dtype)
+        wt = torch.float64 if x.dtype in (torch.float64, torch.int64) else torch.float32
         args = [torch.full(x.shape, float(p[n]), dtype=wt, device=x.device) for n in names]
         return kernel(*args).to(x.dtype)
     return forward
@@ -135,9 +135,7 @@ def _random_infer_type(name):
 
 
 def _like_infer_type(p, ins, outs):
-    t = ins[0] if ins[0] is not None else outs[0]
-    if t is not None and np.dtype(t) not in [np.dtype(f) for f in _FLOATS]:
-        raise TypeInferError(f"the input of {{node}} must be a float array, got {np.dtype(t).name}")
+    t = ins[0] if ins[0] is not None else outs[0]  # (any dtype: integer data gets cast draws)
     return [t], [t]
 
 
@@ -150,7 +148,7 @@ def _sample_infer_shape(p, ins, outs):
     known = next((s for s in ins if s is not None), None)
     for i, s in enumerate(ins):
         if s is not None and tuple(s) != tuple(known):
-            raise ShapeError(f"{{node}}: the distribution parameters must have one shape, got "
+            raise ShapeError(f"the distribution parameters must have one shape, got "
                              f"{tuple(known)} and {tuple(s)}")
     if known is None:
         return ins, outs
@@ -162,7 +160,7 @@ def _sample_infer_type(name):
         known = next((t for t in ins if t is not None), None)
         for t in ins:
             if t is not None and np.dtype(t) != np.dtype(known):
-                raise TypeInferError(f"{{node}}: the distribution parameters must have one type, "
+                raise TypeInferError(f"the distribution parameters must have one type, "
                                      f"got {np.dtype(known).name} and {np.dtype(t).name}")
         return [known] * len(ins), [_float_dtype(p, name)]
     return infer_type
@@ -241,7 +239,7 @@ def _multi_shape(p, ins, outs):
     if d is None:
         return ins, outs
     if len(d) == 0:
-        raise ShapeError("{node}: data must have at least one dimension")
+        raise ShapeError("data must have at least one dimension")
     if len(d) == 1:
         o = tuple(p.shape) if len(p.shape) else (1,)
     else:
@@ -298,7 +296,7 @@ register(OpDef(
                   "sampled result. This is usually used for differentiating through stochastic "
                   "variables, e.g. in reinforcement learning."),
             Param("dtype", "dtype", np.int32, "DType of the output in case this can't be inferred.")),
-    inputs=("data",), outputs=lambda p: ("output", "prob") if p.get_prob else ("output",),
+    inputs=("data",), outputs=lambda p: ("output0", "output1") if p.get_prob else ("output",),
     infer_type=_multi_type, aliases=("sample_multinomial",),
     doc="Concurrent sampling from multiple multinomial distributions (``data``'s last axis "
         "holds the probabilities of each).",
@@ -315,11 +313,13 @@ def _shuffle_forward(p, ins, oc):
 
 def _same(p, ins, outs):
     s = ins[0] if ins[0] is not None else outs[0]
+    if s is not None and len(s) == 0:  # (MXNet 1.x: a 0-d shape is unknown)
+        raise ShapeError("data must have at least one dimension")
     return [s], [s]
 
 
 register(OpDef(
-    "_shuffle", _shuffle_forward, _same, inputs=("data",), infer_type=_same,
+    "_shuffle", _shuffle_forward, _same, inputs=("data",),
     aliases=("shuffle",),
     doc="Randomly shuffle the elements along the first axis (a copy).",
     deterministic=False, gradient=_no_gradient))

@@ -216,3 +216,28 @@ def test_symbolic_samplers():
     _check_moments(v, 6.0, 18.0)
     e = mx.sym.random.exponential(mx.sym.var("s"), shape=(3,))
     assert e.infer_shape(s=(2,))[1] == [(2, 3)]
+
+
+def test_like_forms_keep_integer_dtypes():
+    y = R.poisson_like(mx.nd.ones((1000,), dtype="int32"), lam=3.0)
+    assert y.dtype == np.int32 and y.shape == (1000,)
+    assert 2.5 < y.asnumpy().mean() < 3.5
+
+
+def test_unknown_shapes_fail_as_mxnet():
+    with pytest.raises(mx.MXNetError):
+        R.randn()
+    with pytest.raises(mx.MXNetError):
+        R.uniform(shape=())
+    with pytest.raises(mx.MXNetError):
+        R.shuffle(mx.nd.ones((1,)).reshape(()))
+    with pytest.raises(mx.MXNetError):
+        R.uniform(mx.nd.ones((2,)), mx.nd.ones((3,)))
+
+
+def test_multinomial_symbol_outputs():
+    with mx.name.NameManager():
+        s = mx.sym.random.multinomial(mx.sym.var("p"))
+        assert s.list_outputs() == ["_sample_multinomial0_output0", "_sample_multinomial0_output1"]
+        s = mx.sym.random.multinomial(mx.sym.var("p"), get_prob=False)
+        assert s.list_outputs() == ["_sample_multinomial1_output"]
