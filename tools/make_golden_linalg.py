@@ -147,6 +147,8 @@ ERRORS = [
     "mx.nd.linalg_extractdiag(mx.nd.ones((3, 3)), offset=3)",
     "mx.nd.linalg_extracttrian(mx.nd.ones((3, 3)), offset=-3)",
     "mx.nd.linalg_maketrian(mx.nd.ones((4,)))",
+    "mx.nd.linalg_makediag(mx.nd.ones((2,), dtype='int32'))",
+    "mx.nd.linalg_makediag(mx.nd.ones((2,)), offset='x')",
     "mx.nd.linalg_gelqf(mx.nd.ones((3, 2)))",
     "mx.nd.linalg.syevd(mx.nd.ones((2, 3)))",
     "mx.nd.linalg.syevd(mx.nd.ones((3,)))",
