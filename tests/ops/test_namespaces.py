@@ -87,3 +87,27 @@ def test_random_rejects_mixed_parameter_types():
         mx.nd.random.uniform(0, mx.nd.ones((2,)))
     with pytest.raises(ValueError):
         mx.nd.random.uniform("a", 1)
+
+
+def test_contrib_python_functions():
+    """MXNet 1.9.1's Python functions of mxnet.ndarray.contrib (values from the oracle)."""
+    c = mx.nd.contrib
+    x = mx.nd.array([1, float("inf"), float("nan"), -float("inf")])
+    np.testing.assert_array_equal(c.isinf(x).asnumpy(), [0, 1, 0, 1])
+    np.testing.assert_array_equal(c.isfinite(x).asnumpy(), [1, 0, 0, 0])
+    np.testing.assert_array_equal(c.isnan(x).asnumpy(), [0, 0, 1, 0])
+    assert c.isnan(x).dtype == np.float32
+    w, g, m, v = mx.nd.ones((3,)), mx.nd.ones((3,)) * 0.5, mx.nd.zeros((3,)), mx.nd.zeros((3,))
+    c.adamw_update(w, g, m, v, 1.0, lr=0.1, eta=1.0, out=w)
+    np.testing.assert_allclose(w.asnumpy(), [0.6837703] * 3, rtol=1e-6)
+    np.testing.assert_allclose(m.asnumpy(), [0.05000001] * 3, rtol=1e-6)
+
+    def fresh(fill):
+        return [fill((2,)), fill((3,))]
+    ws, gs, ms, vs = fresh(mx.nd.ones), fresh(mx.nd.ones), fresh(mx.nd.zeros), fresh(mx.nd.zeros)
+    c.multi_adamw_update(ws, gs, ms, vs, 1.0, lrs=[0.1, 0.1], wds=[0, 0], etas=[1, 1], out=ws)
+    for a in ws:
+        np.testing.assert_allclose(a.asnumpy(), 0.68377024, rtol=1e-6)
+    c.multi_lamb_update(ws, gs, ms, vs, step_count=[1, 1], lrs=[0.1, 0.1], wds=[0, 0], out=ws)
+    for a in ws:
+        np.testing.assert_allclose(a.asnumpy(), 0.6153932, rtol=1e-6)
