@@ -3,6 +3,8 @@ namespace), and MXNet 1.9.1's Python functions of ``mxnet.ndarray.contrib`` over
 (``isinf``, ``isfinite``, ``isnan``, the AdamW and multi-tensor LAMB updates)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _prefixed
@@ -11,7 +13,7 @@ from .register import function_for as _function_for
 from ..ops import registry as _reg
 
 __all__: list = ["isinf", "isfinite", "isnan", "adamw_update", "mp_adamw_update",
-                 "multi_adamw_update", "multi_mp_adamw_update", "multi_lamb_update"]
+                 "multi_adamw_update", "multi_mp_adamw_update", "multi_lamb_update", "rand_zipfian"]
 
 
 def _op(name):
@@ -43,6 +45,25 @@ def isfinite(data):
 def isnan(data):
     """1 where ``data`` is NaN, else 0."""
     return data != data
+
+
+def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
+    """Draw ``num_sampled`` classes from the approximately log-uniform (Zipfian) distribution
+    on ``[0, range_max)``; returns (sampled classes (int64), expected counts of
+    ``true_classes``, expected counts of the sampled classes) (float64), as MXNet's."""
+    from ..context import current_context
+    from .random import uniform
+    if ctx is None:
+        ctx = current_context()
+    log_range = math.log(range_max + 1)
+    rand = uniform(0, log_range, shape=(num_sampled,), dtype="float64", ctx=ctx)
+    sampled_classes = (rand.exp() - 1).astype("int64") % range_max
+    true_cls = true_classes.as_in_context(ctx).astype("float64")
+    expected_count_true = ((true_cls + 2.0) / (true_cls + 1.0)).log() / log_range * num_sampled
+    sampled_cls_fp64 = sampled_classes.astype("float64")
+    expected_prob_sampled = ((sampled_cls_fp64 + 2.0) / (sampled_cls_fp64 + 1.0)).log() / log_range
+    expected_count_sampled = expected_prob_sampled * num_sampled
+    return sampled_classes, expected_count_true, expected_count_sampled
 
 
 def adamw_update(weight, grad, mean, var, rescale_grad, lr, eta, beta1=0.9, beta2=0.999,

@@ -2,10 +2,31 @@
 unnamed nodes are named after ``<X>``, as MXNet's: ``x0``)."""
 from __future__ import annotations
 
+import math
+
 from . import _prefixed
 from .register import make_function as _make
+from .symbol import Symbol
 
-__all__: list = []
+__all__: list = ["rand_zipfian"]
+
+
+def rand_zipfian(true_classes, num_sampled, range_max):
+    """Draw ``num_sampled`` classes from the approximately log-uniform (Zipfian) distribution
+    on ``[0, range_max)``; returns three Symbols (sampled classes, expected counts of
+    ``true_classes``, expected counts of the sampled classes), as MXNet's."""
+    from .random import uniform
+    assert isinstance(true_classes, Symbol), "unexpected type %s" % type(true_classes)
+    log_range = math.log(range_max + 1)
+    rand = uniform(0, log_range, shape=(num_sampled,), dtype="float64")
+    sampled_classes = (rand.exp() - 1).astype("int64") % range_max
+    true_classes = true_classes.astype("float64")
+    expected_prob_true = ((true_classes + 2.0) / (true_classes + 1.0)).log() / log_range
+    expected_count_true = expected_prob_true * num_sampled
+    sampled_cls_fp64 = sampled_classes.astype("float64")
+    expected_prob_sampled = ((sampled_cls_fp64 + 2.0) / (sampled_cls_fp64 + 1.0)).log() / log_range
+    expected_count_sampled = expected_prob_sampled * num_sampled
+    return sampled_classes, expected_count_true, expected_count_sampled
 
 _prefixed.fill(globals(), "_contrib_", _make)
 __getattr__ = _prefixed.lazy_getattr(globals(), "_contrib_", _make)

@@ -111,3 +111,17 @@ def test_contrib_python_functions():
     c.multi_lamb_update(ws, gs, ms, vs, step_count=[1, 1], lrs=[0.1, 0.1], wds=[0, 0], out=ws)
     for a in ws:
         np.testing.assert_allclose(a.asnumpy(), 0.6153932, rtol=1e-6)
+
+
+def test_rand_zipfian():
+    """contrib.rand_zipfian (expected counts from the oracle: [0.36646725, 0.14289824])."""
+    s, et, es = mx.nd.contrib.rand_zipfian(mx.nd.array([3, 10]), 5, 20)
+    assert s.dtype == np.int64 and s.shape == (5,) and ((s.asnumpy() >= 0) & (s.asnumpy() < 20)).all()
+    assert et.dtype == np.float64 and es.dtype == np.float64 and es.shape == (5,)
+    np.testing.assert_allclose(et.asnumpy(), [0.36646725, 0.14289824], rtol=1e-6)
+    sc = s.asnumpy().astype(np.float64)
+    np.testing.assert_allclose(es.asnumpy(), np.log((sc + 2) / (sc + 1)) / np.log(21) * 5, rtol=1e-6)
+    a, b, c = mx.sym.contrib.rand_zipfian(mx.sym.var("t"), 5, 20)
+    out = mx.sym.Group([a, b, c]).bind(mx.cpu(), {"t": mx.nd.array([3, 10])}).forward()
+    assert [o.dtype for o in out] == [np.int64, np.float64, np.float64]
+    np.testing.assert_allclose(out[1].asnumpy(), [0.36646725, 0.14289824], rtol=1e-6)
