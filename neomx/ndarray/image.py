@@ -1,4 +1,5 @@
-"""``mx.nd.image``: the operators named ``_image_<X>`` as ``mx.nd.image.<X>`` (MXNet's prefix namespace)."""
+"""``mx.nd.image``: the operators named ``_image_<X>`` as ``mx.nd.image.<X>``
+(MXNet's prefix namespace)."""
 from __future__ import annotations
 
 from . import _prefixed

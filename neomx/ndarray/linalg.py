@@ -1,4 +1,5 @@
-"""``mx.nd.linalg``: the operators named ``_linalg_<X>`` as ``mx.nd.linalg.<X>`` (MXNet's prefix namespace)."""
+"""``mx.nd.linalg``: the operators named ``_linalg_<X>`` as ``mx.nd.linalg.<X>``
+(MXNet's prefix namespace)."""
 from __future__ import annotations
 
 from . import _prefixed

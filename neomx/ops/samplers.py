@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..base import MXNetError, dtype_np, dtype_torch
+from ..base import MXNetError, dtype_torch
 from .registry import OpDef, Param, ShapeError, TypeInferError, register
 
 _SHAPE = Param("shape", "shape", (), "Shape of the output.")

@@ -1,5 +1,6 @@
-"""``mx.sym.contrib``: the operators named ``_contrib_<X>`` as ``mx.sym.contrib.<X>`` (MXNet's prefix namespace;
-unnamed nodes are named after ``<X>``, as MXNet's: ``x0``)."""
+"""``mx.sym.contrib``: the operators named ``_contrib_<X>`` as ``mx.sym.contrib.<X>`` (MXNet's
+prefix namespace; unnamed nodes are named after ``<X>``, as MXNet's: ``x0``), and MXNet 1.9.1's
+Python function ``rand_zipfian``."""
 from __future__ import annotations
 
 import math

@@ -1,5 +1,5 @@
-"""``mx.sym.image``: the operators named ``_image_<X>`` as ``mx.sym.image.<X>`` (MXNet's prefix namespace;
-unnamed nodes are named after ``<X>``, as MXNet's: ``x0``)."""
+"""``mx.sym.image``: the operators named ``_image_<X>`` as ``mx.sym.image.<X>``
+(MXNet's prefix namespace; unnamed nodes are named after ``<X>``, as MXNet's: ``x0``)."""
 from __future__ import annotations
 
 from . import _prefixed

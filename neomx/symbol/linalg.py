@@ -1,5 +1,5 @@
-"""``mx.sym.linalg``: the operators named ``_linalg_<X>`` as ``mx.sym.linalg.<X>`` (MXNet's prefix namespace;
-unnamed nodes are named after ``<X>``, as MXNet's: ``x0``)."""
+"""``mx.sym.linalg``: the operators named ``_linalg_<X>`` as ``mx.sym.linalg.<X>``
+(MXNet's prefix namespace; unnamed nodes are named after ``<X>``, as MXNet's: ``x0``)."""
 from __future__ import annotations
 
 from . import _prefixed
