@@ -4,9 +4,12 @@ from __future__ import annotations
 import torch
 
 from .context import Context
-from .ndarray import _normal as normal, _uniform as uniform
+from .ndarray.random import (exponential, gamma, generalized_negative_binomial,  # noqa: F401
+                             multinomial, negative_binomial, normal, poisson, randint, randn,
+                             shuffle, uniform)
 
-__all__ = ["seed", "uniform", "normal"]
+__all__ = ["seed", "uniform", "normal", "randn", "randint", "exponential", "gamma", "poisson",
+           "negative_binomial", "generalized_negative_binomial", "multinomial", "shuffle"]
 
 
 def seed(seed_state: int, ctx="all"):

@@ -42,10 +42,12 @@ class Symbol:
 
     @property
     def name(self):
-        """The name of a single-output symbol's node; None for a group."""
-        if len(self._outputs) != 1:
+        """The name of the node all outputs come from (one output, or every output of one
+        multi-output node as ``split`` gives); None for a group of several nodes."""
+        node = self._outputs[0][0]
+        if any(n is not node for n, _ in self._outputs[1:]):
             return None
-        return self._outputs[0][0].name
+        return node.name
 
     def __len__(self):
         return len(self._outputs)

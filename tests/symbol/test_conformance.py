@@ -189,3 +189,21 @@ def _split_v2_and_histogram():
     assert [o.asnumpy().tolist() for o in h.eval(mx.cpu(), x=x)] == [[4, 4, 4], [0, 4, 8, 12]]
     with pytest.raises(ValueError, match="null range"):
         mx.sym.histogram(mx.sym.Variable("x"), bins=3)
+
+
+def test_symbol_name_of_a_multi_output_node():
+    # MXNet 1.9.1: the node's name when every output comes from one node, else None
+    x = mx.sym.Variable("x")
+    s = mx.sym.split(x, num_outputs=2, name="sp")
+    assert s.name == "sp" and mx.sym.Group([s[0], s[1]]).name == "sp"
+    assert mx.sym.Group([x, mx.sym.relu(x, name="r")]).name is None
+
+
+def test_mx_random_has_mxnets_samplers():
+    for name in ("seed", "uniform", "normal", "randn", "randint", "exponential", "gamma", "poisson",
+                 "negative_binomial", "generalized_negative_binomial", "multinomial", "shuffle"):
+        assert callable(getattr(mx.random, name)), name
+    mx.random.seed(3)
+    a = mx.random.randn(2, 3).asnumpy()
+    mx.random.seed(3)
+    np.testing.assert_array_equal(mx.random.randn(2, 3).asnumpy(), a)
