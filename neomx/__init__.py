@@ -40,6 +40,9 @@ from . import kvstore as kv
 from . import module
 from . import module as mod
 from . import runtime
+from . import util
+from .util import (set_np_shape, is_np_shape, np_shape, use_np_shape, is_np_array,  # noqa: E402
+                   use_np, np_array)
 
 __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "nd", "ndarray", "sym", "symbol", "name", "attribute", "AttrScope", "random", "autograd",

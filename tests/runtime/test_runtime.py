@@ -27,3 +27,13 @@ def test_features_as_mxnet():
     assert not f.is_enabled("MKLDNN") and not f.is_enabled("TENSORRT") and not f.is_enabled("TVM_OP")
     with pytest.raises(RuntimeError, match="Feature 'NOPE' is unknown"):
         f.is_enabled("nope")
+
+
+def test_numpy_shape_switches_at_top_level():
+    # MXNet 1.9.1 exports them from mx; neomx keeps MXNet 1.x's legacy shapes only
+    for name in ("set_np_shape", "is_np_shape", "np_shape", "use_np_shape", "is_np_array", "use_np",
+                 "np_array"):
+        assert getattr(mx, name) is getattr(mx.util, name)
+    assert mx.is_np_shape() is False
+    with pytest.raises(mx.MXNetError):
+        mx.set_np_shape(True)
