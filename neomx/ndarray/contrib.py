@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from . import _prefixed
+from ..ops import namespaces as _prefixed
 from .ndarray import NDArray
 from .register import function_for as _function_for
 from ..ops import registry as _reg

@@ -2,7 +2,7 @@
 (MXNet's prefix namespace)."""
 from __future__ import annotations
 
-from . import _prefixed
+from ..ops import namespaces as _prefixed
 from .register import function_for as _function_for
 
 __all__: list = []

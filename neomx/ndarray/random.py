@@ -11,7 +11,7 @@ import numbers
 
 from ..base import MXNetError
 from ..context import current_context
-from . import _prefixed
+from ..ops import namespaces as _prefixed
 from .ndarray import NDArray
 from .register import function_for as _function_for
 from ..ops import registry as _reg

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from . import _prefixed
+from ..ops import namespaces as _prefixed
 from .register import make_function as _make
 from .symbol import Symbol
 

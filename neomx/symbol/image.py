@@ -2,7 +2,7 @@
 (MXNet's prefix namespace; unnamed nodes are named after ``<X>``, as MXNet's: ``x0``)."""
 from __future__ import annotations
 
-from . import _prefixed
+from ..ops import namespaces as _prefixed
 from .register import make_function as _make
 
 __all__: list = []

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numbers
 
-from . import _prefixed
+from ..ops import namespaces as _prefixed
 from .register import make_function as _make
 from .symbol import Symbol
 from ..ops import registry as _reg

@@ -1,14 +1,13 @@
 """Operator namespaces as MXNet builds them from name prefixes (``_contrib_X`` -> ``contrib.X``).
 
-For ``mx.sym.<ns>`` (``neomx.ndarray._prefixed`` is the same for ``mx.nd``: the layers do not
-import each other): :func:`fill` puts every registered operator
-whose name matches into a module's globals at import, and :func:`lazy_getattr` (the module's
+Shared by ``mx.nd.<ns>`` and ``mx.sym.<ns>`` (it needs only the op table): :func:`fill` puts
+every registered operator whose name matches into a module's globals at import, and :func:`lazy_getattr` (the module's
 ``__getattr__``) finds operators registered later, so a new ``_linalg_X`` shows up as
 ``linalg.X`` without touching the namespace modules.
 """
 from __future__ import annotations
 
-from ..ops import registry as _reg
+from . import registry as _reg
 
 
 def _matches(name, prefix, like_only):
