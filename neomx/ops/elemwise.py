@@ -279,12 +279,17 @@ def _unary_gradient(rule):
     return lambda F, p, ins, outs, ograds: [rule(F, ins[0], outs[0], ograds[0])]
 
 
+def register_unary(name, fn, rule, doc, aliases=()):
+    """One elementwise operator from a kernel ``fn(tensor)`` (also its fast kernel) and a
+    gradient rule ``rule(F, x, y, dy)`` (None: zero gradient)."""
+    UNARY_FN[name] = fn
+    register(OpDef(name, _unary_forward(fn), same_shape, gradient=_unary_gradient(rule),
+                   fast_kernel=lambda p, _fn=fn: (_fn, False), aliases=aliases, doc=doc))
+
+
 for _name, _fn, _rule in _UNARY:
-    UNARY_FN[_name] = _fn
-    register(OpDef(_name, _unary_forward(_fn), same_shape, gradient=_unary_gradient(_rule),
-                   fast_kernel=lambda p, _fn=_fn: (_fn, False),
-                   aliases=("identity",) if _name == "_copy" else (),
-                   doc=f"Elementwise ``{_name.strip('_')}``."))
+    register_unary(_name, _fn, _rule, f"Elementwise ``{_name.strip('_')}``.",
+                   aliases=("identity",) if _name == "_copy" else ())
 
 register(OpDef("BlockGrad", lambda p, ins, oc: ins[0], same_shape, aliases=("stop_gradient",),
                gradient=zero_gradient,

@@ -21,7 +21,8 @@ import math
 import torch
 
 from ..base import MXNetError
-from .elemwise import _SCALAR_PARAMS, _binary_forward, _binary_gradient, _broadcast_infer
+from .elemwise import (_SCALAR_PARAMS, _binary_forward, _binary_gradient, _broadcast_infer,
+                       _unary_forward, _unary_gradient, register_unary)
 from .registry import OpDef, Param, register, same_shape, zero_gradient
 
 _F32 = (torch.float32, torch.float64)
@@ -167,24 +168,9 @@ _UNARY = [
      lambda F, x, y, g: F.elemwise_div(g, F.square(F._plus_scalar(F.abs(x), scalar=1.0)))),
     ("logical_not", _logical_not, None),
 ]
-UNARY_FN = {}
-
-
-def _unary_forward(fn):
-    return lambda p, ins, oc: fn(ins[0])
-
-
-def _unary_gradient(rule):
-    if rule is None:
-        return zero_gradient
-    return lambda F, p, ins, outs, ograds: [rule(F, ins[0], outs[0], ograds[0])]
-
-
 for _name, _fn, _rule in _UNARY:
-    UNARY_FN[_name] = _fn
-    register(OpDef(_name, _unary_forward(_fn), same_shape, gradient=_unary_gradient(_rule),
-                   fast_kernel=lambda p, _fn=_fn: (_fn, False),
-                   doc=f"Elementwise ``{_name}`` (MXNet's semantics, integer arrays included)."))
+    register_unary(_name, _fn, _rule,
+                   f"Elementwise ``{_name}`` (MXNet's semantics, integer arrays included).")
 
 register(OpDef("_digamma", _unary_forward(_real(torch.digamma, True)), same_shape, public=False,
                doc="Elementwise digamma (the gradient of gammaln; not public in MXNet 1.9.1)."))
