@@ -44,6 +44,7 @@ class GraphBuilder:
         self.handles: dict = {}  # node -> its output handles (shapes and dtypes)
         self.origin: dict = {}  # node -> the forward node whose gradient rule built it
         self.current = None
+        self.wanted = None  # per input of the rule being run: does it need a gradient?
 
     def __getattr__(self, opname):
         op = _reg.get(opname)
@@ -131,12 +132,13 @@ def build_gradient(graph, shapes, types, wrt, head_grads):
         ograds = [g if g is not None else F.zeros_like(outs[i]) for i, g in enumerate(ograds)]
         ins = [handle(s, i) for s, i in n.inputs]
         F.current = n
+        F.wanted = tuple(s in needs for s, _ in n.inputs[:n.num_args])
         try:
             in_grads = n.op.gradient(F, n.params, ins, outs, ograds)
         except MXNetError as e:
             raise MXNetError(f"while building the gradient of {n.name} ({n.op.name}): {e}") from None
         finally:
-            F.current = None
+            F.current = F.wanted = None
         for (s, i), g in zip(n.inputs[:n.num_args], in_grads):
             if g is not None and s in needs:
                 want = shapes[graph.entry(s, i)]

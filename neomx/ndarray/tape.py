@@ -157,7 +157,18 @@ def mark_variables(variables, gradients, grad_reqs="write"):
 
 # --- backward ------------------------------------------------------------------------------------
 class EagerF:
-    """The eager namespace of gradient rules: ``F.<op>`` is the ``mx.nd`` function of that op."""
+    """The eager namespace of gradient rules: ``F.<op>`` is the ``mx.nd`` function of that op.
+    ``F.wanted`` (per thread) says which of the rule's inputs need a gradient."""
+
+    _local = threading.local()
+
+    @property
+    def wanted(self):
+        return getattr(self._local, "wanted", None)
+
+    @wanted.setter
+    def wanted(self, value):
+        self._local.wanted = value
 
     def __getattr__(self, name):
         from .register import function_for
@@ -322,7 +333,12 @@ def _propagate(order, entries, grads_in, targets, needs, targets_here):
         outs = [_wrap(t, ctx, (node, i)) for i, t in enumerate(node.outs)]
         ograds = [g if g is not None else F.zeros_like(outs[i]) for i, g in enumerate(ograds)]
         ins = [_wrap(t, ctx, e) for t, e in zip(node.ins, in_entries)]
-        for e, g in zip(in_entries, op.gradient(F, node.p, ins, outs, ograds)):
+        F.wanted = tuple(e is not None and e[0] in needs for e in in_entries)
+        try:
+            in_grads = op.gradient(F, node.p, ins, outs, ograds)
+        finally:
+            F.wanted = None
+        for e, g in zip(in_entries, in_grads):
             if g is not None and e is not None and e[0] in needs:
                 lst = pending.get(e)
                 if lst is None:

@@ -58,9 +58,12 @@ def _fc_gradient(F, p, ins, outs, ograds):
     n_hidden, k = tuple(w.shape)
     x2 = x if x.ndim == 2 else F.Reshape(x, shape=(-1, k))
     dy2 = dy if dy.ndim == 2 else F.Reshape(dy, shape=(-1, n_hidden))
-    dx = F.dot(dy2, w)
-    if tuple(dx.shape) != tuple(x.shape):
-        dx = F.Reshape(dx, shape=tuple(x.shape))
+    wanted = F.wanted
+    dx = None
+    if wanted is None or wanted[0]:  # (often not: the input batch of the first layer)
+        dx = F.dot(dy2, w)
+        if tuple(dx.shape) != tuple(x.shape):
+            dx = F.Reshape(dx, shape=tuple(x.shape))
     dw = F.dot(dy2, x2, transpose_a=True)
     grads = [dx, dw]
     if not p.no_bias:

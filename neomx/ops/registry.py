@@ -18,7 +18,9 @@ Conventions shared by every rule:
 * ``gradient(F, p, ins, outs, ograds)`` builds input gradients out of other registered ops
   through the namespace ``F`` (graph-building in the executor, eager for NDArrays); handles
   have ``.shape`` and ``.dtype``. It returns one entry per non-aux input, ``None`` where no
-  gradient flows. Loss ops (``is_loss``) ignore ``ograds``.
+  gradient flows. Loss ops (``is_loss``) ignore ``ograds``. ``F.wanted`` (a bool per non-aux
+  input, or None: all) says which gradients are needed; a rule may skip the others (return
+  None) to save work.
 """
 from __future__ import annotations
 

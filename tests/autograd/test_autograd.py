@@ -434,3 +434,33 @@ def test_tape_on_each_engine_with_work_in_flight(kind):
         timer.join()
     finally:
         engine.set_engine(prev)
+
+
+def test_rules_are_told_which_gradients_are_wanted(monkeypatch):
+    # F.wanted lets a rule skip gradients nobody needs (FullyConnected's data gradient for an
+    # input batch): the tape and the gradient pass both say which inputs need one
+    from neomx.ops import registry
+    fc = registry.get("FullyConnected")
+    seen = []
+    rule = fc.gradient
+
+    def spy(F, p, ins, outs, ograds):
+        seen.append(F.wanted)
+        return rule(F, p, ins, outs, ograds)
+    monkeypatch.setattr(fc, "gradient", spy)
+    x = mx.nd.array(np.random.uniform(-1, 1, (4, 5)))
+    w = mx.nd.array(np.random.uniform(-1, 1, (3, 5)))
+    b = mx.nd.zeros((3,))
+    w.attach_grad()
+    b.attach_grad()
+    with autograd.record():
+        y = mx.nd.FullyConnected(x, w, b, num_hidden=3)
+    y.backward()
+    assert seen == [(False, True, True)]
+    np.testing.assert_allclose(w.grad.asnumpy(), np.ones((4, 3)).T @ x.asnumpy(), rtol=1e-5)
+    sym = mx.sym.FullyConnected(mx.sym.var("x"), num_hidden=3, name="fc")
+    ex = sym.simple_bind(mx.cpu(), x=(4, 5), grad_req={"fc_weight": "write", "fc_bias": "write"})
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.ones((4, 3)))
+    assert seen[-1] == (False, True, True)
+    assert "dot" in ex.debug_str() and ex.debug_str().count("= dot(") == 1  # no data gradient
