@@ -183,7 +183,10 @@ def _conv_backward(p, ins, oc):
     last = _layout_is_last(p.layout, nsp, "Convolution")
     if last:
         g, x, w = _to_first(g, nsp), _to_first(x, nsp), _to_first(w, nsp)
-    dx, dw, db = conv_backward(g, x, w, not p.no_bias, stride, pad, dilate, p.num_group, nsp)
+    dx, dw, db = conv_backward(g, x, w, not p.no_bias, stride, pad, dilate, p.num_group, nsp,
+                               p.need_data)
+    if dx is None:  # not wanted: a zero-stride stand-in of the right shape, nothing computed
+        dx = x.new_zeros(()).expand(x.shape)
     if last:
         dx, dw = _to_last(dx, nsp), _to_last(dw, nsp)
     return (dx, dw) if p.no_bias else (dx, dw, db)
@@ -196,7 +199,12 @@ def _conv_backward_infer_shape(p, ins, outs):
 
 
 def _conv_gradient(F, p, ins, outs, ograds):
-    return list(F._backward_Convolution(ograds[0], ins[0], ins[1], **p))
+    wanted = F.wanted
+    need = wanted is None or wanted[0]  # (the input batch of the first layer needs none)
+    grads = list(F._backward_Convolution(ograds[0], ins[0], ins[1], need_data=need, **p))
+    if not need:
+        grads[0] = None
+    return grads
 
 
 register(OpDef(
@@ -214,7 +222,9 @@ register(OpDef(
         ">>> mx.nd.Convolution(x, w, kernel=(2, 2), num_filter=1, no_bias=True).shape\n"
         "(1, 1, 2, 2)"))
 register(OpDef(
-    "_backward_Convolution", _conv_backward, _conv_backward_infer_shape, params=_CONV_PARAMS,
+    "_backward_Convolution", _conv_backward, _conv_backward_infer_shape,
+    params=_CONV_PARAMS + (Param("need_data", "bool", True, "Whether the data gradient is "
+                                 "computed (otherwise the first output is a zero stand-in)."),),
     inputs=("out_grad", "data", "weight"),
     outputs=lambda p: ("data", "weight") if p.no_bias else ("data", "weight", "bias"),
     infer_type=_float_types, fresh_output=True, public=False, doc="Gradient of Convolution."))

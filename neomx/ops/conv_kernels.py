@@ -81,29 +81,32 @@ def _chunked_forward(fn, x, w, b, stride, pad, dilate, groups, step):
     return y
 
 
-def _aten_backward(g, x, w, has_bias, stride, pad, dilate, groups, nsp, fmt=None):
+def _aten_backward(g, x, w, has_bias, stride, pad, dilate, groups, nsp, fmt=None, need_dx=True):
     if fmt is not None:
         g, x, w = (t.contiguous(memory_format=fmt) for t in (g, x, w))
     else:
         g = g.contiguous()
     return torch.ops.aten.convolution_backward(
         g, x, w, [w.shape[0]] if has_bias else None, list(stride), list(pad), list(dilate),
-        False, [0] * nsp, groups, [True, True, has_bias])
+        False, [0] * nsp, groups, [need_dx, True, has_bias])
 
 
-def conv_backward(g, x, w, has_bias, stride, pad, dilate, groups, nsp):
-    """(dx, dw, db or None) of a convolution, by the fastest known formulation."""
+def conv_backward(g, x, w, has_bias, stride, pad, dilate, groups, nsp, need_dx=True):
+    """(dx or None, dw, db or None) of a convolution, by the fastest known formulation; dx only
+    when ``need_dx`` (a network's input batch needs none)."""
     if not _fast_path(x, nsp, groups):
-        return _aten_backward(g, x, w, has_bias, stride, pad, dilate, groups, nsp)
+        return _aten_backward(g, x, w, has_bias, stride, pad, dilate, groups, nsp, need_dx=need_dx)
     unit = all(s == 1 for s in stride) and all(d == 1 for d in dilate)
     if x.shape[1] == 1:
-        return _single_channel_backward(g, x, w, has_bias, stride, pad, dilate, unit)
+        return _single_channel_backward(g, x, w, has_bias, stride, pad, dilate, unit, need_dx)
     fmt = _memory_format(x)
-    gg, xx, ww = (t.contiguous(memory_format=fmt) for t in (g, x, w))
-    dx = torch.ops.aten.convolution_backward(
-        gg, xx, ww, None, list(stride), list(pad), list(dilate), False, [0, 0], 1,
-        [True, False, False])[0]
-    del gg, xx
+    dx = None
+    if need_dx:
+        gg, xx, ww = (t.contiguous(memory_format=fmt) for t in (g, x, w))
+        dx = torch.ops.aten.convolution_backward(
+            gg, xx, ww, None, list(stride), list(pad), list(dilate), False, [0, 0], 1,
+            [True, False, False])[0]
+        del gg, xx
     if unit:
         # in batch chunks: the transposed copies of x and g are bounded by CHUNK_BYTES
         per_sample = (x[0].numel() + g[0].numel()) * x.element_size()
@@ -129,19 +132,21 @@ def _dw_batch_as_channels(g, x, pad):
 CHUNK_BYTES = 16 << 20
 
 
-def _single_channel_backward(g, x, w, has_bias, stride, pad, dilate, unit):
+def _single_channel_backward(g, x, w, has_bias, stride, pad, dilate, unit, need_dx=True):
     n, f = x.shape[0], w.shape[0]
     per_sample = g[0].numel() // f * w[0].numel() * g.element_size()
     step = max(1, min(n, CHUNK_BYTES // max(1, per_sample)))
     wt = w.reshape(f, -1).t()
-    dx = torch.empty_like(x, memory_format=torch.contiguous_format)
+    dx = torch.empty_like(x, memory_format=torch.contiguous_format) if need_dx else None
     dw = None
     for i in range(0, n, step):
         gi, xi = g[i:i + step], x[i:i + step]
-        cols = torch.matmul(wt, gi.reshape(gi.shape[0], f, -1))  # col2im of Wᵀ·g
-        dx[i:i + step] = TF.fold(cols, tuple(x.shape[2:]), tuple(w.shape[2:]),
-                                 dilation=tuple(dilate), padding=tuple(pad), stride=tuple(stride))
-        del cols
+        if need_dx:
+            cols = torch.matmul(wt, gi.reshape(gi.shape[0], f, -1))  # col2im of Wᵀ·g
+            dx[i:i + step] = TF.fold(cols, tuple(x.shape[2:]), tuple(w.shape[2:]),
+                                     dilation=tuple(dilate), padding=tuple(pad),
+                                     stride=tuple(stride))
+            del cols
         if unit:
             part = _dw_batch_as_channels(gi, xi, pad)
             dw = part if dw is None else dw.add_(part)

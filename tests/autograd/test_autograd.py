@@ -464,3 +464,30 @@ def test_rules_are_told_which_gradients_are_wanted(monkeypatch):
     ex.backward(mx.nd.ones((4, 3)))
     assert seen[-1] == (False, True, True)
     assert "dot" in ex.debug_str() and ex.debug_str().count("= dot(") == 1  # no data gradient
+
+
+@pytest.mark.parametrize("channels", [1, 3])  # (1: the single-channel kernel path)
+def test_convolution_skips_the_data_gradient_nobody_wants(channels):
+    rng = np.random.RandomState(0)
+    x = mx.nd.array(rng.uniform(-1, 1, (2, channels, 6, 6)))
+    w = mx.nd.array(rng.uniform(-1, 1, (4, channels, 3, 3)))
+    b = mx.nd.zeros((4,))
+    grads = []
+    for want_x in (True, False):
+        for a in ([x, w, b] if want_x else [w, b]):
+            a.attach_grad()
+        with autograd.record():
+            y = mx.nd.Convolution(x, w, b, kernel=(3, 3), num_filter=4)
+        y.backward(mx.nd.ones(y.shape))
+        grads.append((w.grad.asnumpy().copy(), b.grad.asnumpy().copy()))
+        x._ag = None  # (detach x from the autograd bookkeeping for the second run)
+    np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-6)
+    np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-6)
+    sym = mx.sym.Convolution(mx.sym.var("x"), kernel=(3, 3), num_filter=4, name="c")
+    ex = sym.simple_bind(mx.cpu(), x=x.shape, grad_req={"c_weight": "write", "c_bias": "write"})
+    ex.arg_dict["x"][:] = x
+    ex.arg_dict["c_weight"][:] = w
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.ones(ex.outputs[0].shape))
+    assert "need_data='False'" in ex.debug_str()
+    np.testing.assert_allclose(ex.grad_dict["c_weight"].asnumpy(), grads[0][0], rtol=1e-5)
