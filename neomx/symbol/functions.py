@@ -19,7 +19,7 @@ from numbers import Number
 from .register import invoke_sym
 from .symbol import Symbol
 
-__all__ = ["pow", "power", "maximum", "minimum", "split_v2", "histogram"]
+__all__ = ["pow", "power", "maximum", "minimum", "hypot", "split_v2", "histogram"]
 
 
 def _types_error(left, right):
@@ -56,6 +56,20 @@ def maximum(left, right):
 def minimum(left, right):
     """Element-wise minimum of Symbols and/or numbers (``_minimum`` or ``_minimum_scalar``)."""
     return _minmax("minimum", left, right, lambda a, b: a if a < b else b)
+
+
+def hypot(left, right):
+    """Element-wise ``sqrt(left**2 + right**2)`` of Symbols and/or numbers (``_hypot`` or
+    ``_hypot_scalar``)."""
+    if isinstance(left, Symbol) and isinstance(right, Symbol):
+        return invoke_sym("_Hypot", [left, right], {})
+    if isinstance(left, Symbol) and isinstance(right, Number):
+        return invoke_sym("_HypotScalar", [left], {"scalar": right})
+    if isinstance(left, Number) and isinstance(right, Symbol):
+        return invoke_sym("_HypotScalar", [right], {"scalar": left})
+    if isinstance(left, Number) and isinstance(right, Number):
+        return (left ** 2 + right ** 2) ** 0.5
+    raise _types_error(left, right)
 
 
 def _minmax(kind, left, right, py_fn):

@@ -436,7 +436,8 @@ def test_nd_function_scalar_forms_and_logical_fallback():
     ndf.onehot_encode(mx.nd.array([1, 3, 0]), out)
     assert np.array_equal(out.asnumpy(), np.eye(4, dtype=np.float32)[[1, 3, 0]])
     assert set(ndf.__all__) >= {"maximum", "minimum", "power", "add", "equal", "logical_xor"}
-    assert set(symf.__all__) == {"pow", "power", "maximum", "minimum", "split_v2", "histogram"}
+    assert set(symf.__all__) == {"pow", "power", "maximum", "minimum", "hypot", "split_v2",
+                                 "histogram"}
 
 
 # ----------------------------------------------------------------------------- numeric gradients

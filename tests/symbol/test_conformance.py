@@ -207,3 +207,15 @@ def test_mx_random_has_mxnets_samplers():
     a = mx.random.randn(2, 3).asnumpy()
     mx.random.seed(3)
     np.testing.assert_array_equal(mx.random.randn(2, 3).asnumpy(), a)
+
+
+def test_sym_hypot_as_mxnet():
+    x, y = mx.sym.Variable("x"), mx.sym.Variable("y")
+    with mx.name.NameManager():
+        s = mx.sym.hypot(x, y)
+        t = mx.sym.hypot(x, 3)
+        u = mx.sym.hypot(4, y)
+    assert (s.name, t.name, u.name) == ("_hypot0", "_hypotscalar0", "_hypotscalar1")
+    np.testing.assert_allclose(s.eval(mx.cpu(), x=mx.nd.array([3.0]), y=mx.nd.array([4.0]))[0].asnumpy(), [5])
+    np.testing.assert_allclose(u.eval(mx.cpu(), y=mx.nd.array([4.0]))[0].asnumpy(), [32 ** 0.5], rtol=1e-6)
+    assert mx.sym.hypot(3, 4) == 5.0
