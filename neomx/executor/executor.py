@@ -41,13 +41,15 @@ class Executor:
     # --- construction ---------------------------------------------------------------------
     def _build(self):
         dev = self._ctx.torch_device
-        group2dev = {g: c.torch_device for g, c in self._group2ctx.items()}
-        placed = place_devices(self._symbol._graph(), self._ctx, self._group2ctx)
+        placed = (place_devices(self._symbol._graph(), self._ctx, self._group2ctx)
+                  if self._group2ctx else {})  # model parallelism: node -> Context
         self._out_ctx = [placed.get(n, self._ctx) for n, _ in self._symbol._outputs]
         prog = compile_program(self._symbol._outputs,
                                [(a.shape, a.dtype) for a in self.arg_arrays],
                                [(a.shape, a.dtype) for a in self.aux_arrays],
-                               self._grad_reqs, default_device=dev, group2dev=group2dev)
+                               self._grad_reqs,
+                               placement={n: c.torch_device for n, c in placed.items()
+                                          if c.torch_device != dev})
         self._program = prog
         self._out_shapes, self._out_types = prog.out_shapes, prog.out_types
         self._var_slots, self._out_slots = prog.var_slots, prog.out_slots

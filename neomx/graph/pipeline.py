@@ -2,9 +2,10 @@
 
     infer -> add head gradients -> gradient -> assign slots -> place -> plan memory
 
-:func:`compile_program` turns output entries, the bound variables' shapes and dtypes and the
-gradient requests into a :class:`Program`: a printable object with a forward and a backward
-:class:`~neomx.graph.plan.Plan` over one slot table, which ``Executor`` runs (and Gluon's cached
+:func:`compile_program` turns output entries, the bound variables' shapes and dtypes, the
+gradient requests and the forward placement (:func:`place_devices`, which the caller runs: it
+also places the caller's arrays) into a :class:`Program`: a printable object with a forward and
+a backward :class:`~neomx.graph.plan.Plan` over one slot table, which ``Executor`` runs (and Gluon's cached
 graphs or the autograd tape can run the same way). Nothing here touches NDArrays or the engine.
 """
 from __future__ import annotations
@@ -139,13 +140,14 @@ def place_gradient(full, graph, fwd_devices, grad_producers) -> dict:
 
 
 # --- the pipeline --------------------------------------------------------------------------
-def compile_program(outputs, arg_values, aux_values, grad_reqs, default_device=None,
-                    group2dev=None, check=False) -> Program:
+def compile_program(outputs, arg_values, aux_values, grad_reqs, placement=None,
+                    check=False) -> Program:
     """Compile ``outputs`` (entries) for bound variables.
 
     ``arg_values``/``aux_values``: per argument / aux-state variable (in ``Graph`` order),
-    ``(shape, dtype)``; ``grad_reqs``: per argument ('write', 'add' or 'null'); ``group2dev``:
-    ``{ctx_group: torch.device}``; ``check``: run :func:`~neomx.ir.verify` after each pass.
+    ``(shape, dtype)``; ``grad_reqs``: per argument ('write', 'add' or 'null'); ``placement``:
+    ``{forward node: torch.device}`` for nodes run off the caller's device (from
+    :func:`place_devices`); ``check``: run :func:`~neomx.ir.verify` after each pass.
     """
     graph = Graph(outputs)
     if check:
@@ -166,8 +168,7 @@ def compile_program(outputs, arg_values, aux_values, grad_reqs, default_device=N
 
     # slots: the entry ids of the joined graph
     slot = full.entry
-    fwd_dev = place_devices(graph, default_device, group2dev or {})
-    devices = place_gradient(full, graph, fwd_dev, producers)
+    devices = place_gradient(full, graph, placement or {}, producers)
 
     fwd_steps = make_steps(graph.nodes, slot, devices)
     bwd_nodes = [n for n in full.nodes if n not in graph.index]
