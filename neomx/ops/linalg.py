@@ -30,6 +30,7 @@ import torch
 from ..base import MXNetError
 from .nn_layers import data_typed
 from .registry import OpDef, Param, ShapeError, register
+from .replay import replay_vjp
 
 _FLOAT_ONLY = "This operation only supports 32-bit and 64-bit floating point"
 
@@ -85,14 +86,7 @@ def _lin_op(name, compute, infer_shape, *, params=(), inputs=("A",), outputs=("o
         return [res] if len(inputs) == 1 else list(res)
 
     def backward(p, bins, oc):
-        gs, xs = bins[:nv], bins[nv:]
-        with torch.enable_grad():
-            leaves = [x.detach().requires_grad_(True) for x in xs]
-            ys = compute(p, leaves)
-            pairs = [(y, g) for y, g in zip(ys, gs) if y.requires_grad]
-            got = torch.autograd.grad([y for y, _ in pairs], leaves, [g for _, g in pairs],
-                                      allow_unused=True)
-        res = [torch.zeros_like(x) if v is None else v.detach() for x, v in zip(xs, got)]
+        res = replay_vjp(lambda leaves: compute(p, leaves), bins[nv:], bins[:nv])
         return res[0] if len(res) == 1 else tuple(res)
 
     register(OpDef(full, forward, infer_shape, params=params, inputs=inputs, outputs=outputs,

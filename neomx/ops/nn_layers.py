@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as TF
 
 from .registry import OpDef, Param, ShapeError, TypeInferError, register, _sh
+from .replay import replay_vjp
 
 
 def _tshape(s) -> str:
@@ -63,16 +64,8 @@ def _replay_backward(compute, no_grad):
     def backward(p, ins, oc):
         g, xs = ins[0], ins[1:]
         skip = no_grad(p) if callable(no_grad) else no_grad
-        with torch.enable_grad():
-            leaves = [x.detach().requires_grad_(i not in skip and x.is_floating_point())
-                      for i, x in enumerate(xs)]
-            y = compute(p, leaves)
-            wrt = [x for x in leaves if x.requires_grad]
-            got = iter(torch.autograd.grad(y, wrt, g, allow_unused=True)) if wrt else iter(())
-        res = []
-        for x in leaves:
-            v = next(got) if x.requires_grad else None
-            res.append(torch.zeros_like(x) if v is None else v)
+        res = replay_vjp(lambda leaves: compute(p, leaves), xs, (g,),
+                         [i not in skip and x.is_floating_point() for i, x in enumerate(xs)])
         return res[0] if len(res) == 1 else tuple(res)
     return backward
 
