@@ -40,6 +40,7 @@ from . import kvstore as kv
 from . import module
 from . import module as mod
 from . import runtime
+from . import gluon
 from . import util
 from .util import (set_np_shape, is_np_shape, np_shape, use_np_shape, is_np_array,  # noqa: E402
                    use_np, np_array)

@@ -289,6 +289,7 @@ def run_backward(heads, head_grads=None, variables=None, retain_graph=False, cre
         for node in order:
             node.freed = True
             node.ins = node.outs = None
+            node.p = None  # (a cached graph's call keeps its forward values there)
     if var_keys is not None:
         return [results.get(k) for k in var_keys], var_keys
     _store(leaves, results)

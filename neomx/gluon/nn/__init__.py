@@ -1,0 +1,3 @@
+"""``gluon.nn``: neural network layers."""
+from .activations import *  # noqa: F401,F403
+from .basic_layers import *  # noqa: F401,F403
