@@ -41,6 +41,7 @@ from . import module
 from . import module as mod
 from . import runtime
 from . import gluon
+ndarray.CachedOp = executor.cached_op.CachedOp  # (mx.nd.CachedOp; the executor builds on ndarray)
 from . import util
 from .util import (set_np_shape, is_np_shape, np_shape, use_np_shape, is_np_array,  # noqa: E402
                    use_np, np_array)

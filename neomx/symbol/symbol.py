@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 
-from ..base import MXNetError, dtype_code, dtype_np, string_types
+from ..base import MXNetError, NotImplementedForSymbol, dtype_code, dtype_np, string_types
 from ..graph import infer as _infer
 from ..ir import Graph, Node, topo_order
 from ..ops import registry as _reg
@@ -337,7 +337,13 @@ class Symbol:
         return _r.invoke_sym(op, [self], {"scalar": other})
 
     def __bool__(self):
-        raise NotImplementedForSymbol("__bool__")
+        raise NotImplementedForSymbol(self.__bool__, "bool")
+
+    # In-place arithmetic is NDArray-only (MXNet raises rather than rebinding the name).
+    def __iadd__(self, o): raise NotImplementedForSymbol(self.__iadd__, "+=", o, 1)
+    def __isub__(self, o): raise NotImplementedForSymbol(self.__isub__, "-=", o)
+    def __imul__(self, o): raise NotImplementedForSymbol(self.__imul__, "*=", o)
+    def __itruediv__(self, o): raise NotImplementedForSymbol(self.__itruediv__, "/=", o)
 
     def __getattr__(self, name):
         # Fluent methods: sym.reshape(...), sym.sum(...) etc. map onto registered operators.
@@ -365,11 +371,6 @@ _BINDERS: dict = {}
 def register_binders(bind, simple_bind):
     """Install the functions behind ``Symbol.bind`` and ``Symbol.simple_bind``."""
     _BINDERS["bind"], _BINDERS["simple_bind"] = bind, simple_bind
-
-
-class NotImplementedForSymbol(MXNetError):
-    def __init__(self, function):
-        super().__init__(f"Function {function} is not implemented for Symbol and only available in NDArray.")
 
 
 def _complete(s):
