@@ -9,6 +9,8 @@ from . import optimizer_ops, amp  # noqa: F401  sgd_update, adam_update, ...; al
 from . import nn_layers, nn_spatial, nn_losses  # noqa: F401  LayerNorm, ...; ROIPooling, ...; CTCLoss, ...
 from . import indexing, layout  # noqa: F401  take, pick, gather_nd, sort, ...; slice_like, Pad, eye, ...
 from . import linalg  # noqa: F401  linalg_gemm, linalg_potrf, linalg_det, ... (mx.nd.linalg.*)
+from . import contrib_boxes  # noqa: F401  box_iou, box_nms, bipartite_matching, box_encode/decode
+from . import contrib_detection  # noqa: F401  MultiBoxPrior/Target/Detection, ROIAlign
 from .registry import OpDef, OpContext, Param, Params, get, find, all_ops, register
 
 __all__ = ["registry", "OpDef", "OpContext", "Param", "Params", "get", "find", "all_ops", "register"]
