@@ -27,6 +27,7 @@ from .executor import Executor
 from . import initializer
 from . import initializer as init
 from . import io
+from . import recordio
 from . import test_utils
 from . import visualization
 from . import visualization as viz
