@@ -57,7 +57,7 @@ def _to_last(t, nsp):
 
 
 def _check_given(ins, i, want, tuple_style=True):
-    if ins[i] is not None and tuple(ins[i]) != tuple(want):
+    if ins[i] is not None and merge_shape(ins[i], want) is None:  # 0 dims: unknown
         shown = _tshape(want) if tuple_style else _sh(want)
         raise ShapeError(f"Shape inconsistent, Provided = {_sh(ins[i])}, inferred shape={shown}")
 

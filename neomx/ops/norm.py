@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as TF
 
 from ..base import dtype_np
-from .registry import OpDef, Param, ShapeError, TypeInferError, register, _sh
+from .registry import OpDef, Param, ShapeError, TypeInferError, merge_shape, register, _sh
 
 _LOW_PRECISION = (torch.float16, torch.bfloat16)
 
@@ -23,7 +23,7 @@ def _tshape(s) -> str:
 
 
 def _check_given(ins, i, want):
-    if ins[i] is not None and tuple(ins[i]) != tuple(want):
+    if ins[i] is not None and merge_shape(ins[i], want) is None:  # 0 dims: unknown
         raise ShapeError(f"Shape inconsistent, Provided = {_sh(ins[i])}, "
                          f"inferred shape={_tshape(want)}")
 
