@@ -217,7 +217,7 @@ def test_cast_and_reset_ctx():
     net.cast("float64")
     y64 = net(x.astype("float64"))
     assert y64.dtype == np.float64
-    np.testing.assert_allclose(y64.asnumpy(), y32, rtol=1e-5)
+    np.testing.assert_allclose(y64.asnumpy(), y32, rtol=1e-5, atol=1e-6)
     net.reset_ctx(mx.cpu(1))
     assert net[0].weight.data().context == mx.cpu(1)
 
@@ -327,3 +327,15 @@ def test_nested_outputs_and_none_inputs_hybridized():
     a, (b, c) = blk(mx.nd.ones((2,)))
     assert a.asnumpy().tolist() == [2, 2] and b.asnumpy().tolist() == [2, 2]
     assert c.asnumpy().tolist() == [0, 0]
+
+
+def test_symbol_input_and_infer():
+    net = mlp()
+    out = net(mx.sym.var("data"))
+    assert isinstance(out, mx.sym.Symbol)
+    assert out.list_arguments() == ["data"] + [f"{net.prefix}dense{i}_{w}" for i in (0, 1)
+                                               for w in ("weight", "bias")]
+    net.infer_shape(mx.nd.ones((2, 5)))
+    assert net[0].weight.shape == (8, 5) and net[1].weight.shape == (3, 8)
+    net.infer_type(mx.nd.ones((2, 5)))
+    assert net[0].weight.dtype == np.float32
