@@ -28,6 +28,8 @@ from . import initializer
 from . import initializer as init
 from . import io
 from . import recordio
+from . import image
+from . import image as img
 from . import test_utils
 from . import visualization
 from . import visualization as viz

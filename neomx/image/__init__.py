@@ -1,0 +1,25 @@
+"""``mx.image``: image decoding, resizing, cropping, augmenters and ``ImageIter``, as MXNet
+1.9.1's. Images are HWC NDArrays (uint8 after decoding, RGB).
+
+Decoding and resizing use OpenCV, as MXNet does (``pip install neomx[image]``); ``import neomx``
+works without it, and the functions that need it raise an ``MXNetError`` naming the extra.
+"""
+from __future__ import annotations
+
+from .image import (imdecode, imread, imresize, scale_down, copyMakeBorder, resize_short,
+                    fixed_crop, random_crop, center_crop, color_normalize, random_size_crop)
+from .augment import (Augmenter, SequentialAug, ResizeAug, ForceResizeAug, RandomCropAug,
+                      RandomSizedCropAug, CenterCropAug, RandomOrderAug, BrightnessJitterAug,
+                      ContrastJitterAug, SaturationJitterAug, HueJitterAug, ColorJitterAug,
+                      LightingAug, ColorNormalizeAug, RandomGrayAug, HorizontalFlipAug, CastAug,
+                      CreateAugmenter)
+from .iter import ImageIter
+from . import image, augment, iter  # noqa: F401
+
+__all__ = ["imdecode", "imread", "imresize", "scale_down", "copyMakeBorder", "resize_short",
+           "fixed_crop", "random_crop", "center_crop", "color_normalize", "random_size_crop",
+           "Augmenter", "SequentialAug", "ResizeAug", "ForceResizeAug", "RandomCropAug",
+           "RandomSizedCropAug", "CenterCropAug", "RandomOrderAug", "BrightnessJitterAug",
+           "ContrastJitterAug", "SaturationJitterAug", "HueJitterAug", "ColorJitterAug",
+           "LightingAug", "ColorNormalizeAug", "RandomGrayAug", "HorizontalFlipAug", "CastAug",
+           "CreateAugmenter", "ImageIter"]
