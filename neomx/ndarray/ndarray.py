@@ -467,6 +467,19 @@ class NDArray:
             return None
         return e[0].grad
 
+    @property
+    def _fresh_grad(self):
+        """Whether a backward wrote this marked variable's gradient since the flag was last
+        cleared (gluon's Trainer clears it on each update to find stale gradients)."""
+        e = self._ag
+        return e is not None and getattr(e[0], "fresh", False)
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, state):
+        e = self._ag
+        if e is not None and e[0].__class__.__name__ == "Leaf":
+            e[0].fresh = bool(state)
+
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):
         """Back-propagate from this array into the marked variables' ``.grad``."""
         from .tape import backward

@@ -103,11 +103,12 @@ _REQS = ("null", "write", "add")
 class Leaf:
     """A marked variable: its gradient buffer (an NDArray) and how gradients land there."""
 
-    __slots__ = ("grad", "grad_req", "__weakref__")
+    __slots__ = ("grad", "grad_req", "fresh", "__weakref__")
     freed = False
 
     def __init__(self, grad, grad_req):
         self.grad, self.grad_req = grad, grad_req
+        self.fresh = False  # a backward wrote the gradient since gluon's Trainer last used it
 
 
 class OpNode:
@@ -359,6 +360,7 @@ def _store(leaves, results):
         buf = leaf.grad
         if req == "null" or buf is None:
             continue
+        leaf.fresh = True
         g = results.get((leaf, 0))
         dst = buf._data
         if g is None:
