@@ -11,6 +11,7 @@ from . import indexing, layout  # noqa: F401  take, pick, gather_nd, sort, ...; 
 from . import linalg  # noqa: F401  linalg_gemm, linalg_potrf, linalg_det, ... (mx.nd.linalg.*)
 from . import contrib_boxes  # noqa: F401  box_iou, box_nms, bipartite_matching, box_encode/decode
 from . import contrib_detection  # noqa: F401  MultiBoxPrior/Target/Detection, ROIAlign
+from . import contrib_misc  # noqa: F401  arange_like, index_copy, BilinearResize2D, interleaved_matmul_*, ...
 from . import image_ops  # noqa: F401  mx.nd.image.*: to_tensor, normalize, resize, crop, flips, colour jitter
 from .registry import OpDef, OpContext, Param, Params, get, find, all_ops, register
 
