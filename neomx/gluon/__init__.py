@@ -1,9 +1,9 @@
 """``mx.gluon``: Blocks, parameters, hybridization into neomx's executor, layers, losses and
 the Trainer (MXNet 1.9.1's Gluon API)."""
-from . import loss, nn, utils
+from . import contrib, loss, nn, utils
 from .block import Block, HybridBlock, SymbolBlock
 from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict
 from .trainer import Trainer
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock", "Parameter", "Constant", "ParameterDict",
-           "Trainer", "DeferredInitializationError", "loss", "nn", "utils"]
+           "Trainer", "DeferredInitializationError", "contrib", "loss", "nn", "utils"]
