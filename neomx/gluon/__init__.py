@@ -4,6 +4,7 @@ from . import contrib, loss, nn, utils
 from .block import Block, HybridBlock, SymbolBlock
 from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict
 from .trainer import Trainer
+from . import data  # noqa: E402  gluon.data: datasets, samplers, DataLoader, vision
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock", "Parameter", "Constant", "ParameterDict",
            "Trainer", "DeferredInitializationError", "contrib", "loss", "nn", "utils"]
