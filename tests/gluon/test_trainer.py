@@ -411,3 +411,14 @@ def test_deferred_initialization(ctx):
     tr.step(4)
     for w in net.weight.list_data():
         np.testing.assert_allclose(w.asnumpy(), np.full((2, 3), 0.9), rtol=1e-6)
+
+
+@pytest.mark.parametrize("env,arg,want", [("1", None, True), ("0", None, False),
+                                          ("0", True, True), ("1", False, False)])
+def test_update_on_kvstore_choice(monkeypatch, env, arg, want):
+    """MXNET_UPDATE_ON_KVSTORE decides unless the argument is given (two contexts)."""
+    monkeypatch.setenv("MXNET_UPDATE_ON_KVSTORE", env)
+    net, tr = _net_trainer(TWO, update_on_kvstore=arg)
+    _backward(net, TWO)
+    tr.step(1)
+    assert tr._update_on_kvstore is want and tr._kvstore.type == "device"
