@@ -19,6 +19,7 @@ from .functions import *  # noqa: E402,F401,F403  (array-or-scalar dispatch: max
 from . import functions as _functions  # noqa: E402
 _internal = SimpleNamespace(**_internal_dict)
 from .serialization import save, load, load_frombuffer  # noqa: E402  (MXNet's .params format)
+from .legacy_image import imdecode  # noqa: E402  (deprecated; mx.image.imdecode)
 
 
 def _ctx(ctx) -> Context:

@@ -232,3 +232,27 @@ def test_neomx_imports_without_cv2():
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert "pip install neomx[image]" in out.stdout
+
+
+def test_legacy_nd_imdecode(decoded):
+    """mx.nd.imdecode (deprecated; MXNet 1.9.1's wrapper fails on every call): the C++
+    operator's (channels, h, w) float32 BGR layout, clip_rect, mean and out rows."""
+    data = (GOLDEN / "files" / "photo.jpg").read_bytes()
+    bgr = decoded["photo.jpg:bgr"].transpose(2, 0, 1).astype(np.float32)
+    a = mx.nd.imdecode(data)
+    assert a.shape == (3, 24, 32) and a.dtype == np.float32
+    np.testing.assert_array_equal(a.asnumpy(), bgr)
+    np.testing.assert_array_equal(mx.nd.imdecode(data, clip_rect=(1, 2, 5, 7)).asnumpy(),
+                                  bgr[:, 2:7, 1:5])
+    np.testing.assert_array_equal(mx.nd.imdecode(data, channels=1).asnumpy(),
+                                  decoded["photo.jpg:gray"].transpose(2, 0, 1))
+    mean = mx.nd.ones((3, 24, 32)) * 10
+    np.testing.assert_array_equal(mx.nd.imdecode(data, mean=mean).asnumpy(), bgr - 10)
+    out = mx.nd.zeros((2, 3, 24, 32))
+    assert mx.nd.imdecode(data, out=out, index=1) is out
+    np.testing.assert_array_equal(out.asnumpy()[1], bgr)
+    assert out.asnumpy()[0].sum() == 0
+    with pytest.raises(MXNetError, match="Failed to decode"):
+        mx.nd.imdecode(b"junk")
+    with pytest.raises(MXNetError, match="outside"):
+        mx.nd.imdecode(data, clip_rect=(0, 0, 50, 50))
