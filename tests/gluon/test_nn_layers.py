@@ -235,17 +235,23 @@ def test_public_layers():
 
 
 # --- train and predict modes ---------------------------------------------------------------------
-def test_dropout_modes():
-    """Training drops whole rows along the shared axis (scaled by 1/(1-p)); prediction is the
-    identity, and the gradient goes through the same mask."""
+@pytest.mark.parametrize("hybridize", [False, True], ids=["imperative", "hybridized"])
+def test_dropout_modes(hybridize):
+    """Training drops whole rows along the shared axis (scaled by 1/(1-p)); prediction (and
+    recording with train_mode=False) is the identity, and the gradient goes through the mask."""
     case = CASES["dropout"]
-    got = check_values(case, False)
+    mx.random.seed(7)  # (12 mask values: all kept or all dropped would be 2 in 4096)
+    got = check_values(case, hybridize)
     x, head = arr(case, "x"), arr(case, "head")
     ratio = got["y"] / x
     assert set(np.unique(np.round(ratio, 5))) <= {0.0, 2.0}
+    assert 0 < (ratio == 0).mean() < 1
     assert (ratio == ratio[:, :1, :]).all()  # axes=(1,): one mask value along axis 1
     np.testing.assert_allclose(got["dx"], head * ratio, rtol=1e-6)
     np.testing.assert_array_equal(got["pred0"], x)
+    net = ready_net(case, hybridize)
+    with mx.autograd.record(train_mode=False):
+        np.testing.assert_array_equal(net(mx.nd.array(x)).asnumpy(), x)
 
 
 def test_batchnorm_running_stats():
