@@ -30,7 +30,6 @@ Writes tests/golden/gluon_nn/:
 
 Only mxnet, numpy and the stdlib are used.
 """
-import json
 import os
 import tempfile
 import warnings
