@@ -431,7 +431,7 @@ def make_function(op):
     def general(args, out, ctx, kwargs):
         args, kwargs = op.positional_params(args, kwargs)
         for i, a in enumerate(args):
-            if not isinstance(a, NDArray):
+            if not isinstance(a, NDArray) and a is not None:
                 raise MXNetError(f"{op.name}: input {i} must be an NDArray, got {type(a).__name__}")
         if ctx is not None and "ctx" in op.param_map:
             kwargs = dict(kwargs, ctx=str(ctx))

@@ -371,6 +371,18 @@ class OpDef:
             kwargs[prm.name] = v
         return args, kwargs
 
+    def _drop_none_inputs(self, args, kwargs):
+        if callable(self.inputs) or callable(self.aux):
+            return [a for a in args if a is not None], kwargs
+        kwargs = dict(kwargs)
+        for name, a in zip(list(self.inputs) + list(self.aux), args):
+            if a is None:
+                continue
+            if kwargs.get(name) is not None:
+                raise MXNetError(f"{self.name}: input '{name}' given twice")
+            kwargs[name] = a
+        return [], kwargs
+
     def bind_call(self, args, kwargs, is_input, extra_params=None):
         """Split one call ``op(*args, **kwargs)`` into parameters and inputs: the single place
         where ``mx.nd.<op>``, ``mx.sym.<op>`` and the gradient pass's ``F.<op>`` do it.
@@ -383,6 +395,8 @@ class OpDef:
         ``(params, given, slots, names)``: ``slots[i]`` is the input for ``names[i]`` or None.
         """
         args, kwargs = self.positional_params(args, kwargs)
+        if any(a is None for a in args):  # a positional None input is not given (MXNet)
+            args, kwargs = self._drop_none_inputs(args, kwargs)
         kw_inputs, params = {}, {}
         if kwargs:
             fixed = () if callable(self.inputs) else self.inputs
