@@ -405,6 +405,8 @@ class OpDef:
                     kw_inputs[k] = v
                 elif not (v is None and k in fixed):
                     params[k] = v
+        if params and not self.params:
+            params = {}  # an operator without parameters ignores keywords (MXNet's nd calls)
         if self.key_var_num_args and self.key_var_num_args not in params:
             params[self.key_var_num_args] = len(args) + len(kw_inputs)
         if extra_params:

@@ -27,3 +27,15 @@ def test_sym_none_positional_input_is_skipped():
 def test_variadic_none_inputs_dropped():
     a = mx.nd.ones((2,))
     assert mx.nd.add_n(a, None, a).asnumpy().tolist() == [2, 2]
+
+
+def test_parameterless_ops_ignore_keywords():
+    """MXNet's mx.nd ignores keywords an operator without parameters does not know (its own
+    CosineEmbeddingLoss passes axis= to broadcast_maximum); ops with parameters still raise."""
+    a = mx.nd.ones((2, 3))
+    assert mx.nd.broadcast_maximum(a, a, axis=1).shape == (2, 3)
+    assert mx.nd.relu(a, foo=3).shape == (2, 3)
+    with pytest.raises(mx.base.MXNetError, match="Cannot find argument 'foo'"):
+        mx.nd.sum(a, foo=3)
+    s = mx.sym.broadcast_maximum(mx.sym.var("a"), mx.sym.var("b"), axis=1)
+    assert s.attr("axis") == "1"
