@@ -85,11 +85,10 @@ def imdecode(buf, flag=1, to_rgb=1, out=None, **kwargs):
     out : NDArray, optional
         Where to write the result.
 
-    >>> import numpy as np, neomx as mx
-    >>> png = bytes.fromhex('89504e470d0a1a0a0000000d4948445200000001000000010800000000'
-    ...                     '3a7e9b550000000a49444154789c6360000000020001e221bc330000000049454e44ae426082')
-    >>> mx.image.imdecode(png).shape
-    (1, 1, 3)
+    >>> import cv2, numpy as np, neomx as mx
+    >>> png = cv2.imencode('.png', np.zeros((4, 6, 3), np.uint8))[1].tobytes()
+    >>> mx.image.imdecode(png).shape, mx.image.imdecode(png, flag=0).shape
+    ((4, 6, 3), (4, 6, 1))
     """
     kwargs.pop("name", None)
     if kwargs:

@@ -214,6 +214,7 @@ def test_import_without_cv2_gives_clear_error(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_cv2)
+    monkeypatch.setattr(mx.recordio, "_CV2", [])
     with pytest.raises(MXNetError, match=r"pip install neomx\[image\]"):
         mx.image.imdecode(b"abc")
     with pytest.raises(MXNetError, match=r"pip install neomx\[image\]"):
