@@ -44,6 +44,8 @@ METRICS = {
     "memory": ("peak_mib", "MiB", "peak RSS above baseline, LeNet batch 1024"),
     "dist": ("time_s", "s", "LeNet, 20 steps of batch 256 over 2 worker processes"),
     "autograd-mlp": ("time_s", "s", "autograd MLP: 300 steps, batch 64, record/backward/SGD"),
+    "gluon-lenet": ("time_s", "s", "Gluon LeNet hybridized: 50 steps, batch 256, Trainer"),
+    "gluon-lenet-imperative": ("time_s", "s", "Gluon LeNet imperative: 50 steps, batch 256"),
 }
 HEAVY = ("lenet", "lenet-2dev", "memory", "dist")
 # The targets: neomx's median <= factor x the peer's median (or an absolute bound).
@@ -54,6 +56,8 @@ TARGETS = {
     "memory": [("mxnet", 1.0)],
     "bind": [("abs", 1.0)],
     "autograd-mlp": [("mxnet", 0.5), ("torch", 1.3)],
+    "gluon-lenet": [("mxnet", 0.6), ("torch", 0.9)],
+    "gluon-lenet-imperative": [("mxnet", 0.8)],
 }
 BUSY_WARN = 0.10  # warn when other processes used more than 10% of the CPUs during a measurement
 

@@ -3,7 +3,8 @@ tutorial code; ``mx`` is the imported module) and ``run_torch(torch, cfg)`` (pla
 written the natural way), both returning ``{"value": float, "extra": {...}}`` where ``value`` is
 the workload's metric (see ``METRIC``). ``cfg`` holds ``quick`` (bool), ``threads`` and ``seed``.
 """
-NAMES = ("mlp", "lenet", "lenet-2dev", "imperative", "bind", "memory", "dist", "autograd-mlp")
+NAMES = ("mlp", "lenet", "lenet-2dev", "imperative", "bind", "memory", "dist", "autograd-mlp",
+         "gluon-lenet", "gluon-lenet-imperative")
 
 
 def load(name):
