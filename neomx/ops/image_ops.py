@@ -255,10 +255,21 @@ def _resize_infer_shape(p, ins, outs):
     return [tuple(s)], [tuple(s[:-3]) + (h, w, s[-1])]
 
 
-try:  # MXNet resizes with OpenCV; without it, a torch interpolation stands in
-    import cv2 as _cv2
-except ImportError:  # pragma: no cover - exercised only without OpenCV
-    _cv2 = None
+_CV2 = []
+
+
+def _opencv():
+    """OpenCV's module (MXNet resizes with it), or None: a torch interpolation stands in.
+    Imported on first use and, as ``mx.image`` does, with its thread pool set to 1 thread
+    (one image per call: its threads only compete with PyTorch's and DataLoader workers)."""
+    if not _CV2:
+        try:
+            import cv2
+            cv2.setNumThreads(1)
+        except ImportError:  # pragma: no cover - exercised only without OpenCV
+            cv2 = None
+        _CV2.append(cv2)
+    return _CV2[0]
 
 _CV_DTYPES = (np.uint8, np.int8, np.uint16, np.int16, np.float32, np.float64)
 _TORCH_MODES = {0: "nearest", 1: "bilinear", 2: "bicubic", 3: "area", 4: "bicubic"}
@@ -268,9 +279,10 @@ def _resize_one_cv2(img, h, w, interp):
     a = img.numpy()
     cast = a.dtype.type not in _CV_DTYPES
     src = a.astype(np.float32 if a.dtype == np.float16 else np.float64) if cast else a
+    cv2 = _opencv()
     try:
-        out = _cv2.resize(src, (w, h), interpolation=interp)
-    except _cv2.error as e:
+        out = cv2.resize(src, (w, h), interpolation=interp)
+    except cv2.error as e:
         raise MXNetError(f"OpenCV resize failed (interp={interp}): {e}".strip()) from None
     out = out.reshape(h, w, a.shape[2])
     if cast:
@@ -296,7 +308,7 @@ def _resize_torch(x, h, w, interp):
 def _resize(p, ins, oc):
     x = ins[0]
     h, w = _resize_hw(p, x.shape[-3], x.shape[-2])
-    if _cv2 is None or x.device.type != "cpu":
+    if _opencv() is None or x.device.type != "cpu":
         return _resize_torch(x, h, w, p.interp)
     if p.interp not in (0, 1, 2, 3, 4):
         raise MXNetError(f"OpenCV resize: Unknown interpolation method {p.interp} (valid: 0 "
