@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import contextvars
+import threading
+
 import torch
 
 from .base import MXNetError
@@ -28,7 +30,7 @@ class Context:
 
     devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
     devstr2type = {"cpu": 1, "gpu": 2, "cpu_pinned": 3, "cpu_shared": 5}
-    __slots__ = ("device_typeid", "device_id", "_torch_device", "_token")
+    __slots__ = ("device_typeid", "device_id", "_torch_device")
 
     def __init__(self, device_type, device_id: int = 0):
         if isinstance(device_type, Context):
@@ -37,7 +39,6 @@ class Context:
             self.device_typeid = Context.devstr2type[device_type]  # KeyError for unknown, as MXNet
             self.device_id = int(device_id)
         self._torch_device = None
-        self._token = []
 
     @property
     def device_type(self) -> str:
@@ -59,11 +60,16 @@ class Context:
     __repr__ = __str__
 
     def __enter__(self):
-        self._token.append(_current.set(self))
+        # ``with`` blocks nest per thread, so one stack of tokens per thread serves every Context
+        # (a Context object is shared between threads: its tokens cannot live on it)
+        stack = getattr(_tokens, "stack", None)
+        if stack is None:
+            stack = _tokens.stack = []
+        stack.append(_current.set(self))
         return self
 
     def __exit__(self, *exc):
-        _current.reset(self._token.pop())
+        _current.reset(_tokens.stack.pop())
 
     @property
     def torch_device(self) -> torch.device:
@@ -112,6 +118,7 @@ def num_gpus() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
+_tokens = threading.local()  # this thread's stack of `with ctx:` tokens
 _current: contextvars.ContextVar[Context] = contextvars.ContextVar("neomx_context", default=Context("cpu", 0))
 
 

@@ -44,11 +44,6 @@ def _to_tensor_normalized(x):
     return mx.nd.image.normalize(mx.nd.image.to_tensor(x), 0.5, 0.25)
 
 
-@pytest.mark.xfail(reason="neomx.context.Context keeps its `with` tokens in one list per "
-                          "Context object, shared by all threads: Blocks called at once from "
-                          "two threads (HybridBlock.forward enters `with ctx:`) reset each "
-                          "other's token (ValueError: Token ... created in a different Context)",
-                   raises=ValueError, strict=False)
 def test_block_transforms_in_worker_threads():
     ds = gdata.ArrayDataset(mx.nd.array(X, dtype="uint8"), Y).transform_first(
         T.Compose([T.ToTensor(), T.Normalize(0.5, 0.25)]))
