@@ -446,6 +446,11 @@ def _pool_backward(p, ins, oc):
     if _pool_workspace(p):
         idx = ins[2]
         geo = _PoolGeom(p, tuple(x.shape[2:]))
+        if x.dim() == 4 and not any(geo.lo) and not any(geo.hi) and tuple(g.shape[2:]) == tuple(
+                (h - k) // s + 1 for h, k, s in zip(geo.sp, geo.kernel, geo.stride)):
+            # unpadded, uncropped 2-D: ATen's own kernel (the same sums as the scatter below)
+            return torch.ops.aten.max_pool2d_with_indices_backward(
+                g.contiguous(), x, list(geo.kernel), list(geo.stride), [0, 0], [1, 1], False, idx)
         padded = [h + lo + hi for h, lo, hi in zip(geo.sp, geo.lo, geo.hi)]
         n, c = x.shape[:2]
         gx = torch.zeros((n, c, math.prod(padded)), dtype=g.dtype, device=g.device)
