@@ -181,7 +181,8 @@ def cells_run(params, ins, heads, C):
             outs.append(mx.nd.stack(*states[1::per]))
     mx.autograd.backward(outs[:len(heads)], [mx.nd.array(h) for h in heads])
     flat_grad = []
-    gw = [OrderedDict((k, getattr(c, k).grad().asnumpy()) for k in w) for c, w in zip(cells, weights)]
+    gw = [OrderedDict((k, getattr(c, k).grad().asnumpy()) for k in w)
+          for c, w in zip(cells, weights)]
     for w in gw:
         flat_grad += [w[k].ravel() for k in w if k.endswith('weight')]
     for w in gw:
@@ -291,7 +292,8 @@ def main():
                                               mode='lstm', projection_size=3))
 
     for params, shapes in (
-            (dict(state_size=4, num_layers=2, mode='lstm', bidirectional=True), {'data': (5, 3, 6)}),
+            (dict(state_size=4, num_layers=2, mode='lstm', bidirectional=True),
+             {'data': (5, 3, 6)}),
             (dict(state_size=7, num_layers=3, mode='gru'), {'data': (2, 1, 9)}),
             (dict(state_size=3, num_layers=1, mode='rnn_relu', state_outputs=True),
              {'data': (4, 2, 1)}),

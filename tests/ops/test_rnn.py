@@ -125,7 +125,7 @@ def test_errors(rec):
         assert _core(rec["error_message"]) in str(info.value)
 
 
-# --- numeric gradients (float64) -------------------------------------------------------------------
+# --- numeric gradients (float64) ------------------------------------------------------------------
 def _random_inputs(params, t=3, n=2, c=2, seed=0, dtype="float64"):
     sym = mx.sym.RNN(mx.sym.Variable("data"), name="r", **params)
     shapes = sym.infer_shape(data=(t, n, c))[0]
@@ -137,8 +137,8 @@ def _random_inputs(params, t=3, n=2, c=2, seed=0, dtype="float64"):
     return ins
 
 
-def _run(params, ins, heads=None):
-    """(outputs, sum of <head, output>) through mx.nd."""
+def _run(params, ins):
+    """The outputs of mx.nd.RNN (a list) for numpy inputs."""
     res = mx.nd.RNN(**{k: mx.nd.array(v, dtype=v.dtype) for k, v in ins.items()}, **params)
     res = res if isinstance(res, list) else [res]
     return res
@@ -160,7 +160,8 @@ NUMERIC = [
 ]
 
 
-@pytest.mark.parametrize("params", NUMERIC, ids=lambda p: "-".join(f"{k}={v}" for k, v in p.items()))
+@pytest.mark.parametrize("params", NUMERIC,
+                         ids=lambda p: "-".join(f"{k}={v}" for k, v in p.items()))
 def test_numeric_gradient_float64(params):
     """<head, d out> in a random direction against central differences, per input."""
     params = dict(params, state_size=3)
