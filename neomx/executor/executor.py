@@ -119,9 +119,6 @@ class Executor:
         self._forward_state, self._last_train = "live", is_train
         for out, s in zip(self.outputs, self._out_slots):
             out._data.copy_(vals[s])  # outputs keep their storage: references stay valid
-        if self._monitor and self._monitor_all:
-            for name, a in zip(self._arg_names, self.arg_arrays):
-                self._monitor(name.encode(), a)
 
     def backward(self, out_grads=None, is_train: bool = True):
         """Run the backward plan and write or add gradients into ``grad_arrays``.
@@ -213,10 +210,14 @@ class Executor:
 
     def _monitor_step(self, step, vals):
         node = step.node
-        if self._monitor_all:
+        if self._monitor_all:  # MXNet's names: a variable's own, then <node>_<input name>
+            names = node.op.list_inputs(node.params) + node.op.list_aux(node.params)
             for k, s in enumerate(step.ins):
                 src, i = node.inputs[k]
-                self._monitor(src.output_name(i).encode(), from_torch(vals[s], self._ctx))
+                arr = from_torch(vals[s], self._ctx)
+                if src.op is None:
+                    self._monitor(src.name.encode(), arr)
+                self._monitor(f"{node.name}_{names[k]}".encode(), arr)
         for i in range(node.num_visible_outputs):
             self._monitor(node.output_name(i).encode(), from_torch(vals[step.outs[i]], self._ctx))
 

@@ -13,6 +13,7 @@ from . import contrib_boxes  # noqa: F401  box_iou, box_nms, bipartite_matching,
 from . import contrib_detection  # noqa: F401  MultiBoxPrior/Target/Detection, ROIAlign
 from . import contrib_misc  # noqa: F401  arange_like, index_copy, BilinearResize2D, interleaved_matmul_*, ...
 from . import image_ops  # noqa: F401  mx.nd.image.*: to_tensor, normalize, resize, crop, flips, colour jitter
+from . import custom  # noqa: F401  Custom, _backward_Custom (mx.operator: operators written in Python)
 from . import rnn  # noqa: F401  RNN (the fused rnn_relu/rnn_tanh/lstm/gru operator)
 from .registry import OpDef, OpContext, Param, Params, get, find, all_ops, register
 
