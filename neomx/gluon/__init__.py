@@ -5,6 +5,7 @@ from .block import Block, HybridBlock, SymbolBlock
 from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict
 from .trainer import Trainer
 from . import data  # noqa: E402  gluon.data: datasets, samplers, DataLoader, vision
+from . import model_zoo  # noqa: E402  gluon.model_zoo: the predefined vision models
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock", "Parameter", "Constant", "ParameterDict",
            "Trainer", "DeferredInitializationError", "contrib", "loss", "nn", "utils"]
