@@ -4,6 +4,7 @@ from __future__ import annotations
 import torch
 
 from .. import engine
+from .. import profiler as _profiler
 from ..base import MXNetError, shape_str
 from ..context import Context, current_context
 from ..ops import registry as _reg
@@ -15,6 +16,7 @@ from .tape import is_training, record_op
 
 _new = object.__new__
 _idle = engine.idle  # (reads the installed engine at each call)
+_PROF = _profiler.STATE  # the profiler's hook: one attribute test per call while it is off
 
 
 def _check(op, p, arrays):
@@ -399,7 +401,8 @@ def make_function(op):
         """op.bind_call, with the parsed parameters of each distinct keyword form cached.
         Returns (Params, input names, whether Params is cached, inputs by slot)."""
         key = None
-        if not any(v.__class__ is NDArray for v in kwargs.values()):
+        if not any(v.__class__ is NDArray for v in kwargs.values()) and \
+                not any(a is None for a in args):  # (None inputs: bind_call drops them)
             try:
                 key = (len(args), tuple(sorted(kwargs.items())))
                 hit = binds.get(key)
@@ -415,6 +418,8 @@ def make_function(op):
         return p, names, False, slots
 
     def fn(*args, out=None, name=None, ctx=None, **kwargs):
+        if _PROF.imperative:
+            return _profiler.call_imperative(op.name, dispatch, (args, out, ctx, kwargs), {})
         if ctx is None and args:
             plan = plans.get(_fast_key(args, kwargs) if kwargs else len(args))
             if plan is not None:
@@ -426,6 +431,16 @@ def make_function(op):
                     res = plan.run(args, None)
                     if res is not _MISS:
                         return plan.record(args, res)
+        return general(args, out, ctx, kwargs)
+
+    def dispatch(args, out, ctx, kwargs):
+        """``fn``'s body, for the profiler (which times it)."""
+        if ctx is None and args:
+            plan = plans.get(_fast_key(args, kwargs) if kwargs else len(args))
+            if plan is not None and out is None:
+                res = plan.run(args, None)
+                if res is not _MISS:
+                    return plan.record(args, res) if _REC.n and _AG.recording else res
         return general(args, out, ctx, kwargs)
 
     def general(args, out, ctx, kwargs):
@@ -470,6 +485,9 @@ def operators(fns):
         splans, sgeneral = fns[scalar_op].plans, fns[scalar_op].general
 
         def operator(self, other):
+            if _PROF.imperative:
+                return _profiler.call_imperative(
+                    opname if other.__class__ is NDArray else scalar_op, profiled, (self, other), {})
             cls = other.__class__
             if cls is NDArray:  # (never reversed: Python calls ``a.__add__(b)`` for two NDArrays)
                 plan = aplans.get(2)
@@ -486,6 +504,14 @@ def operators(fns):
                         return plan.record((self,), res) if _REC.n and _AG.recording else res
                 return sgeneral((self,), None, None, {"scalar": other})
             return self._binary_other(other, opname, scalar_op, reverse)
+
+        def profiled(self, other):
+            cls = other.__class__
+            if cls is NDArray:
+                return ageneral((self, other), None, None, {})
+            if cls is float or cls is int:
+                return sgeneral((self,), None, None, {"scalar": other})
+            return self._binary_other(other, opname, scalar_op, reverse)
         return operator
 
     def inplace(opname, scalar_op):
@@ -493,6 +519,9 @@ def operators(fns):
         splans, sgeneral = fns[scalar_op].plans, fns[scalar_op].general
 
         def operator(self, other):
+            if _PROF.imperative:
+                return _profiler.call_imperative(
+                    opname if other.__class__ is NDArray else scalar_op, profiled, (self, other), {})
             cls = other.__class__
             if cls is NDArray:
                 if not (_REC.n and _AG.recording):
@@ -510,6 +539,15 @@ def operators(fns):
             if res is NotImplemented:
                 return res
             return fns["_copy"](res, out=self)
+
+        def profiled(self, other):
+            cls = other.__class__
+            if cls is NDArray:
+                return ageneral((self, other), self, None, {})
+            if cls is float or cls is int:
+                return sgeneral((self,), self, None, {"scalar": other})
+            res = self._binary_other(other, opname, scalar_op, False)
+            return res if res is NotImplemented else fns["_copy"](res, out=self)
         return operator
 
     table = {"add": ("broadcast_add", "_plus_scalar", "_plus_scalar"),

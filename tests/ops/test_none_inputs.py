@@ -39,3 +39,12 @@ def test_parameterless_ops_ignore_keywords():
         mx.nd.sum(a, foo=3)
     s = mx.sym.broadcast_maximum(mx.sym.var("a"), mx.sym.var("b"), axis=1)
     assert s.attr("axis") == "1"
+
+
+def test_none_inputs_after_the_same_call_form_was_cached():
+    a = mx.nd.ones((2,))
+    mx.nd.add_n(a, a, a)  # caches the parsed form of three positional inputs
+    assert mx.nd.add_n(a, None, a).asnumpy().tolist() == [2, 2]
+    x, w = mx.nd.ones((2, 3)), mx.nd.ones((4, 3))
+    mx.nd.FullyConnected(x, w, no_bias=True, num_hidden=4)
+    assert mx.nd.FullyConnected(x, w, None, no_bias=True, num_hidden=4).shape == (2, 4)
