@@ -47,6 +47,7 @@ from . import gluon
 from . import operator  # noqa: E402  (mx.operator: CustomOp, CustomOpProp, register)
 from . import monitor  # noqa: E402
 from . import monitor as mon  # noqa: E402  (mx.mon.Monitor)
+from . import profiler  # noqa: E402
 ndarray.CachedOp = executor.cached_op.CachedOp  # (mx.nd.CachedOp; the executor builds on ndarray)
 from . import util
 from .util import (set_np_shape, is_np_shape, np_shape, use_np_shape, is_np_array,  # noqa: E402

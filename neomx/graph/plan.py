@@ -7,8 +7,13 @@ The passes are small functions (:func:`make_steps`, :func:`plan_frees`, :func:`p
 """
 from __future__ import annotations
 
+import time
+
+from .. import profiler as _profiler
 from ..base import MXNetError, shape_str
 from ..ops.registry import OpContext
+
+_PROF = _profiler.STATE  # the profiler's hook: one attribute test per plan run while it is off
 
 
 # Whether plans may run steps in place (tests switch it off to compare with the plain plan).
@@ -106,6 +111,7 @@ class Plan:
         """Execute every step; ``vals`` is the slot table (variables already filled).
         ``contexts`` maps a step's device to its OpContext (placed steps only)."""
         inplace = INPLACE["enabled"] and monitor is None  # a monitor sees every value
+        prof = _PROF.symbolic
         for st in self.steps:
             fwd = st.inplace if (inplace and st.inplace is not None) else st.forward
             if st.device is None:
@@ -114,8 +120,12 @@ class Plan:
                 dev = st.device
                 ins = [t if t.device == dev else t.to(dev) for t in (vals[i] for i in st.ins)]
                 soc = contexts[dev]
+            if prof:
+                t0 = time.perf_counter_ns()
             try:
                 res = fwd(st.params, ins, soc)
+                if prof:
+                    _profiler.step_event(st.node, t0, res)
             except MXNetError as e:
                 raise MXNetError(f"while running {st.node.name} ({st.node.op.name}): {e}") from None
             except (RuntimeError, ValueError, IndexError) as e:
