@@ -1,0 +1,201 @@
+"""SequentialModule: modules chained one after the other (MXNet 1.9.1's ``mx.mod.SequentialModule``).
+
+Each module's outputs are the next one's data (renamed to its ``data_names`` with
+``auto_wiring``); a module added with ``take_labels=True`` also gets the batch's labels. Backward
+runs the chain in reverse, each module's input gradients being the previous one's head
+gradients, so every module but the first is bound with ``inputs_need_grad``.
+"""
+from __future__ import annotations
+
+import copy
+import logging
+
+from ..initializer import Uniform
+from .base_module import BaseModule
+
+__all__ = ["SequentialModule"]
+
+
+class SequentialModule(BaseModule):
+    """A container chaining modules (a convenience: one symbolic graph is faster)."""
+
+    META_TAKE_LABELS = "take_labels"
+    META_AUTO_WIRING = "auto_wiring"
+
+    def __init__(self, logger=logging):
+        super().__init__(logger=logger)
+        self._modules = []
+        self._metas = []
+        self._label_shapes = None
+        self._data_shapes = None
+        self._meta_keys = {self.META_TAKE_LABELS, self.META_AUTO_WIRING}
+
+    def add(self, module, **kwargs):
+        """Append ``module``; keywords are its meta data (``take_labels``, ``auto_wiring``).
+        Returns ``self`` (calls chain). Adding resets the container to unbound."""
+        for key in kwargs:
+            assert key in self._meta_keys, f'Unknown meta "{key}", a typo?'
+        self._modules.append(module)
+        self._metas.append(kwargs)
+        self.binded = self.params_initialized = self.optimizer_initialized = False
+        return self
+
+    # --- names and shapes ---------------------------------------------------------------------
+    @property
+    def data_names(self):
+        return self._modules[0].data_names if self._modules else []
+
+    @property
+    def output_names(self):
+        return self._modules[-1].output_names if self._modules else []
+
+    @property
+    def data_shapes(self):
+        assert self.binded
+        return self._modules[0].data_shapes
+
+    @property
+    def label_shapes(self):
+        assert self.binded
+        return self._label_shapes
+
+    @property
+    def output_shapes(self):
+        assert self.binded
+        return self._modules[-1].output_shapes
+
+    # --- parameters ---------------------------------------------------------------------------
+    def get_params(self):
+        """All modules' parameters merged into one ``(arg_params, aux_params)``."""
+        assert self.binded and self.params_initialized
+        arg_params, aux_params = {}, {}
+        for module in self._modules:
+            arg, aux = module.get_params()
+            arg_params.update(arg)
+            aux_params.update(aux)
+        return arg_params, aux_params
+
+    def init_params(self, initializer=Uniform(0.01), arg_params=None, aux_params=None,
+                    allow_missing=False, force_init=False, allow_extra=False):
+        """Initialise every module's parameters (the dicts may hold all modules' entries);
+        parameter names must be unique across the chain."""
+        if self.params_initialized and not force_init:
+            return
+        assert self.binded, "call bind before initializing the parameters"
+        for module in self._modules:
+            module.init_params(initializer=initializer, arg_params=arg_params,
+                               aux_params=aux_params, allow_missing=allow_missing,
+                               force_init=force_init, allow_extra=True)
+        seen_arg, seen_aux = {}, {}
+        for i, module in enumerate(self._modules):
+            arg, aux = module.get_params()
+            for seen, names in ((seen_arg, arg), (seen_aux, aux)):
+                for name in names:
+                    assert name not in seen, (f'Duplicated parameter names: name "{name}" in '
+                                              f'layer {i} ({type(module)}) is already used in '
+                                              f'layer {seen[name][0]} ({type(seen[name][1])}).')
+                    seen[name] = (i, module)
+        self.params_initialized = True
+
+    # --- binding ------------------------------------------------------------------------------
+    def bind(self, data_shapes, label_shapes=None, for_training=True, inputs_need_grad=False,
+             force_rebind=False, shared_module=None, grad_req="write"):
+        """Bind each module to the previous one's output shapes."""
+        if self.binded and not force_rebind:
+            self.logger.warning("Already bound, ignoring bind()")
+            return
+        if inputs_need_grad:
+            assert for_training
+        assert shared_module is None, "Shared module is not supported"
+        assert len(self._modules) > 0, "Attempting to bind an empty SequentialModule"
+        self.binded = True
+        self.for_training, self.inputs_need_grad = for_training, inputs_need_grad
+        self._label_shapes = label_shapes  # (the same labels go to every take_labels module)
+        my_data_shapes = data_shapes
+        anybody_ever_needs_label = False
+        for i, (module, meta) in enumerate(zip(self._modules, self._metas)):
+            if meta.get(self.META_TAKE_LABELS, False):
+                my_label_shapes = label_shapes
+                anybody_ever_needs_label = True
+            else:
+                my_label_shapes = None
+            my_inputs_need_grad = bool(inputs_need_grad or (for_training and i > 0))
+            if meta.get(self.META_AUTO_WIRING, False):
+                data_names = module.data_names
+                assert len(data_names) == len(my_data_shapes)
+                my_data_shapes = [(new, shape) for new, (_, shape)
+                                  in zip(data_names, _pairs(my_data_shapes))]
+            module.bind(data_shapes=my_data_shapes, label_shapes=my_label_shapes,
+                        for_training=for_training, inputs_need_grad=my_inputs_need_grad,
+                        force_rebind=force_rebind, shared_module=None, grad_req=grad_req)
+            my_data_shapes = module.output_shapes
+        if not anybody_ever_needs_label:
+            self._label_shapes = None
+
+    def init_optimizer(self, kvstore="local", optimizer="sgd",
+                       optimizer_params=(("learning_rate", 0.01),), force_init=False):
+        """Give every module its own optimizer (the same settings)."""
+        assert self.binded and self.params_initialized
+        if self.optimizer_initialized and not force_init:
+            self.logger.warning("optimizer already initialized, ignoring.")
+            return
+        for module in self._modules:
+            module.init_optimizer(kvstore=kvstore, optimizer=optimizer,
+                                  optimizer_params=optimizer_params, force_init=force_init)
+        self.optimizer_initialized = True
+
+    # --- computation --------------------------------------------------------------------------
+    def forward(self, data_batch, is_train=None):
+        """Forward through the chain: each module's outputs become the next one's data."""
+        assert self.binded and self.params_initialized
+        data_batch = copy.copy(data_batch)
+        for i, module in enumerate(self._modules):
+            module.forward(data_batch, is_train=is_train)
+            if i + 1 == len(self._modules):
+                break  # (the last module's outputs are the container's)
+            data_batch.data = module.get_outputs()
+            if hasattr(data_batch, "provide_data"):
+                names = [x[0] for x in _pairs(module.output_shapes)]
+                assert len(names) == len(data_batch.data)
+                data_batch.provide_data = [(name, x.shape) for name, x in
+                                           zip(names, data_batch.data)]
+
+    def backward(self, out_grads=None):
+        """Backward through the chain in reverse: input gradients feed the previous module."""
+        assert self.binded and self.params_initialized
+        for i, module in reversed(list(enumerate(self._modules))):
+            module.backward(out_grads=out_grads)
+            if i == 0:
+                break
+            out_grads = module.get_input_grads()
+
+    def update(self):
+        assert self.binded and self.params_initialized and self.optimizer_initialized
+        for module in self._modules:
+            module.update()
+
+    def get_outputs(self, merge_multi_context=True):
+        assert self.binded and self.params_initialized
+        return self._modules[-1].get_outputs(merge_multi_context=merge_multi_context)
+
+    def get_input_grads(self, merge_multi_context=True):
+        assert self.binded and self.params_initialized and self.inputs_need_grad
+        return self._modules[0].get_input_grads(merge_multi_context=merge_multi_context)
+
+    def update_metric(self, eval_metric, labels, pre_sliced=False):
+        """Update ``eval_metric`` with the outputs of every module that takes labels."""
+        assert self.binded and self.params_initialized
+        for meta, module in zip(self._metas, self._modules):
+            if meta.get(self.META_TAKE_LABELS, False):
+                module.update_metric(eval_metric, labels, pre_sliced)
+
+    def install_monitor(self, mon):
+        assert self.binded
+        for module in self._modules:
+            module.install_monitor(mon)
+
+
+def _pairs(shapes):
+    """``(name, shape)`` pairs from DataDescs or tuples."""
+    return [(getattr(s, "name", None) or s[0], getattr(s, "shape", None) or s[1]) for s in shapes]
+
