@@ -17,7 +17,8 @@ from ``param_dict[index]``, the index itself in ``set_lr_mult``/``set_wd_mult``,
 
 Rules run as torch operations on the arrays' tensors, pushed through the engine (reads: the
 gradient; writes: the weight and states). Registered names (case-insensitive): sgd, ccsgd, nag,
-signum, adam, adamax, nadam, adagrad, rmsprop, adadelta, ftrl, ftml, dcasgd, sgld, test.
+signum, adam, adamax, nadam, adagrad, rmsprop, adadelta, ftrl, ftml, dcasgd, sgld, test, and
+(from ``large_batch.py``, re-exported here) lars, lbsgd, lamb.
 """
 from __future__ import annotations
 
@@ -29,10 +30,12 @@ import numpy
 
 from .. import engine
 from ..ndarray import NDArray, zeros
+from ..ndarray import abs as NDabs  # noqa: N812  (MXNet's optimizer module exports it)
 from . import kernels as K
 
 __all__ = ["Optimizer", "register", "create", "SGD", "ccSGD", "NAG", "Signum", "Adam", "Adamax",
-           "Nadam", "AdaGrad", "RMSProp", "AdaDelta", "Ftrl", "FTML", "DCASGD", "SGLD", "Test"]
+           "Nadam", "AdaGrad", "RMSProp", "AdaDelta", "Ftrl", "FTML", "DCASGD", "SGLD", "Test",
+           "LARS", "LBSGD", "LAMB", "NDabs", "Updater", "get_updater"]
 
 
 def _arrays(state):
@@ -762,3 +765,8 @@ class Test(Optimizer):
             wt.add_(gt.to(wt.device, wt.dtype) * rescale)
             st.copy_(wt)
         _push(fn, weight, grad, state)
+
+
+# Defined in their own modules, named here as in MXNet (pickles say mxnet.optimizer.optimizer.X).
+from .large_batch import LAMB, LARS, LBSGD  # noqa: E402
+from .updater import Updater, get_updater  # noqa: E402
