@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from . import idx, io, utils
 from .idx import read_idx, read_idx_images, read_idx_labels, write_idx
-from .io import DataBatch, DataDesc, DataIter, NDArrayIter
+from .io import DataBatch, DataDesc, DataIter, MXDataIter, NDArrayIter
 from .mnist import MNISTIter
 from .utils import _getdata_by_idx, _has_instance, _init_data
 
-__all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter", "MNISTIter", "idx",
+MXDataIter.register(MNISTIter)  # a C++ iterator in MXNet
+
+__all__ = ["DataDesc", "DataBatch", "DataIter", "MXDataIter", "NDArrayIter", "MNISTIter", "idx",
            "read_idx", "read_idx_images", "read_idx_labels", "write_idx"]

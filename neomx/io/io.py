@@ -1,6 +1,8 @@
 """Data descriptions, batches and the Python data iterators (MXNet 1.9.1's ``mx.io``)."""
 from __future__ import annotations
 
+import logging
+from abc import ABCMeta
 from collections import namedtuple
 
 import numpy as np
@@ -8,7 +10,7 @@ import numpy as np
 from ..base import MXNetError, mx_real_t
 from .utils import _getdata_by_idx, _init_data, concat_rows, slice_rows, take_rows, tile_rows
 
-__all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter"]
+__all__ = ["DataDesc", "DataBatch", "DataIter", "MXDataIter", "NDArrayIter"]
 
 
 class DataDesc(namedtuple("DataDesc", ["name", "shape"])):
@@ -93,13 +95,18 @@ class DataIter:
 
     Subclasses either override :meth:`next`, or implement :meth:`iter_next` (advance; False at
     the end) and the ``get*`` accessors that :meth:`next` assembles into a batch. ``reset``
-    rewinds to the start of the data.
+    rewinds to the start of the data. Every iterator has MXNet's ``MXDataIter`` interface:
+    after ``iter_next()`` returned True, ``getdata``/``getlabel``/``getindex``/``getpad``
+    describe the current batch, and ``debug_skip_load()`` makes ``next(it)`` (and ``for``
+    loops) return the first batch again and again (to time a network without loading
+    data; a new ``iter(it)`` loads once more).
     """
 
     def __init__(self, batch_size=0):
         self.batch_size = batch_size
 
     def __iter__(self):
+        self._debug_batch = None
         return self
 
     def reset(self):
@@ -113,7 +120,17 @@ class DataIter:
         raise StopIteration
 
     def __next__(self):
-        return self.next()
+        if not getattr(self, "_debug_skip_load", False):
+            return self.next()
+        if getattr(self, "_debug_batch", None) is None:
+            self._debug_batch = self.next()
+        return self._debug_batch
+
+    def debug_skip_load(self):
+        """Always return the first batch from now on (MXNet's ``MXDataIter.debug_skip_load``)."""
+        self._debug_skip_load = True
+        self._debug_batch = None
+        logging.info("Set debug_skip_load to be true, will simply return first batch")
 
     def iter_next(self):
         """Move to the next batch; returns whether there was one."""
@@ -130,6 +147,48 @@ class DataIter:
 
     def getpad(self):
         """Number of padding examples in the current batch."""
+
+
+class MXDataIter(DataIter, metaclass=ABCMeta):
+    """The iterators MXNet implements in C++ (``MNISTIter``, ``ImageRecordIter``, ``CSVIter``
+    ...): one data and one label array per batch.
+
+    A subclass implements ``iter_next``, ``getdata``/``getlabel`` (each returns one NDArray),
+    ``getindex`` (a numpy array) and ``getpad``; ``next()`` wraps them into a
+    :class:`DataBatch` of one-element lists, and after ``debug_skip_load()`` returns the
+    current batch without advancing until the next ``reset()``. neomx's iterators written
+    with their own ``next`` register as virtual subclasses (``MXDataIter.register``), so
+    ``isinstance(it, mx.io.MXDataIter)`` holds as in MXNet.
+    """
+
+    def __init__(self, batch_size=0, data_name="data", label_name="softmax_label"):
+        super().__init__(batch_size)
+        self.data_name = data_name
+        self.label_name = label_name
+        self._debug_skip_load = False
+        self._debug_at_begin = True
+
+    def reset(self):
+        self._debug_at_begin = True
+
+    def next(self):
+        if self._debug_skip_load and not self._debug_at_begin:
+            return self._current_batch()
+        self._debug_at_begin = False
+        if self.iter_next():
+            return self._current_batch()
+        raise StopIteration
+
+    def __next__(self):
+        return self.next()
+
+    def debug_skip_load(self):
+        self._debug_skip_load = True
+        logging.info("Set debug_skip_load to be true, will simply return first batch")
+
+    def _current_batch(self):
+        return DataBatch(data=[self.getdata()], label=[self.getlabel()], pad=self.getpad(),
+                         index=self.getindex())
 
 
 def _part_rows(count: int, num_parts: int, part_index: int) -> np.ndarray:
