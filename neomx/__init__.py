@@ -52,6 +52,8 @@ ndarray.CachedOp = executor.cached_op.CachedOp  # (mx.nd.CachedOp; the executor 
 from . import util
 from .util import (set_np_shape, is_np_shape, np_shape, use_np_shape, is_np_array,  # noqa: E402
                    use_np, np_array)
+from . import onnx  # noqa: E402  (mx.onnx.export_model; needs the onnx package when called)
+from .export import to_torch  # noqa: E402  (neomx.to_torch: a model as a torch.fx.GraphModule)
 
 __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "nd", "ndarray", "sym", "symbol", "name", "attribute", "AttrScope", "random", "autograd",
