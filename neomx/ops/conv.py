@@ -389,6 +389,7 @@ def _pool_infer_type(p, ins, outs):
 
 
 _MAXPOOL = {1: TF.max_pool1d, 2: TF.max_pool2d, 3: TF.max_pool3d}
+_CL_MIN_CHANNELS = 8
 
 
 def _pool_compute(p, x, need_indices=False):
@@ -405,6 +406,11 @@ def _pool_compute(p, x, need_indices=False):
         # lying wholly in the padding gives that value.
         low = torch.finfo(x.dtype).min if x.is_floating_point() else torch.iinfo(x.dtype).min
         xp = TF.pad(x, pads, value=low) if any(pads) else x
+        if nsp == 2 and xp.device.type == "cpu" and xp.shape[1] >= _CL_MIN_CHANNELS:
+            # ATen's channels-last max pooling is ~5x faster on the CPU than its NCHW kernel
+            # (the same maxima and argmax indices); the result stays channels-last, which the
+            # next convolution wants anyway
+            xp = xp.contiguous(memory_format=torch.channels_last)
         y, idx = _MAXPOOL[nsp](xp, geo.kernel, geo.stride, return_indices=True)
         return y[crop], (idx[crop] if need_indices else None)
     if p.pool_type == "lp" and p.p_value != 1:
@@ -449,8 +455,11 @@ def _pool_backward(p, ins, oc):
         if x.dim() == 4 and not any(geo.lo) and not any(geo.hi) and tuple(g.shape[2:]) == tuple(
                 (h - k) // s + 1 for h, k, s in zip(geo.sp, geo.kernel, geo.stride)):
             # unpadded, uncropped 2-D: ATen's own kernel (the same sums as the scatter below)
-            return torch.ops.aten.max_pool2d_with_indices_backward(
-                g.contiguous(), x, list(geo.kernel), list(geo.stride), [0, 0], [1, 1], False, idx)
+            fmt = (torch.channels_last if x.is_contiguous(memory_format=torch.channels_last)
+                   and not x.is_contiguous() else torch.contiguous_format)
+            return torch.ops.aten.max_pool2d_with_indices_backward(  # (fast with one format)
+                g.contiguous(memory_format=fmt), x.contiguous(memory_format=fmt),
+                list(geo.kernel), list(geo.stride), [0, 0], [1, 1], False, idx)
         padded = [h + lo + hi for h, lo, hi in zip(geo.sp, geo.lo, geo.hi)]
         n, c = x.shape[:2]
         gx = torch.zeros((n, c, math.prod(padded)), dtype=g.dtype, device=g.device)
