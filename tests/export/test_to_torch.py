@@ -54,7 +54,7 @@ def test_lstm_and_many_operators():
     _check_forward(_models.zoo_of_ops(), shapes=True)  # (Reshape's -3 needs the rank)
 
 
-def _grads_equal(model, train, data=None):
+def _grads_equal(model, train, data=None, scale_tol=1e-4):
     """Gradients of every parameter (and the moving means after one training step) equal
     neomx's executor's, for a random head gradient."""
     sym, args, aux, inputs = model
@@ -82,7 +82,7 @@ def _grads_equal(model, train, data=None):
         got = params[name].grad
         got = np.zeros(g.shape, np.float32) if got is None else got.numpy()  # fix_gamma
         want = g.asnumpy()  # (float32 sums in another order: an absolute tolerance at scale)
-        np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4 * np.abs(want).max() + 1e-6,
+        np.testing.assert_allclose(got, want, rtol=1e-3, atol=scale_tol * np.abs(want).max() + 1e-6,
                                    err_msg=name)
     buffers = dict(gm.named_buffers())
     for name in aux:
@@ -97,7 +97,9 @@ def test_gradients_lenet():
 
 def test_gradients_resnet18_train_mode(resnet18_model):
     x = np.random.RandomState(4).rand(2, 3, 64, 64).astype(np.float32)
-    _grads_equal(resnet18_model, train=True, data={"data": x})
+    # 20 BatchNorms on batch statistics of 2 samples amplify float32 rounding (which varies
+    # with the thread count): an absolute tolerance of 1e-3 of the largest gradient
+    _grads_equal(resnet18_model, train=True, data={"data": x}, scale_tol=1e-3)
 
 
 def test_gradients_lstm():
