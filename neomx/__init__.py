@@ -44,6 +44,7 @@ from . import module
 from . import module as mod
 from . import runtime
 from . import gluon
+from . import rnn  # noqa: E402  (mx.rnn: symbolic recurrent cells, BucketSentenceIter)
 from . import operator  # noqa: E402  (mx.operator: CustomOp, CustomOpProp, register)
 from . import monitor  # noqa: E402
 from . import monitor as mon  # noqa: E402  (mx.mon.Monitor)

@@ -6,6 +6,7 @@ from .parameter import Constant, DeferredInitializationError, Parameter, Paramet
 from .trainer import Trainer
 from . import data  # noqa: E402  gluon.data: datasets, samplers, DataLoader, vision
 from . import model_zoo  # noqa: E402  gluon.model_zoo: the predefined vision models
+from . import rnn  # noqa: E402  gluon.rnn: recurrent cells and the fused RNN/LSTM/GRU layers
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock", "Parameter", "Constant", "ParameterDict",
-           "Trainer", "DeferredInitializationError", "contrib", "loss", "nn", "utils"]
+           "Trainer", "DeferredInitializationError", "contrib", "loss", "nn", "rnn", "utils"]

@@ -416,3 +416,58 @@ register(OpDef(
     inputs=_backward_inputs, outputs=_inputs,
     infer_type=lambda p, ins, outs: (ins, list(ins[len(_outputs(p)):-1])), public=False,
     doc="Gradient of RNN: the forward replayed under torch autograd (same dropout masks)."))
+
+
+# --- _rnn_param_concat: gluon.rnn's flat parameter vector -----------------------------------------
+def _param_concat_shape(p, ins, outs):
+    """Concat's rule plus MXNet's RNNParamConcatShape: inputs whose ``dim`` is unknown share what
+    the output (known from the RNN op's parameter size) leaves over, in equal parts."""
+    known = [s for s in list(ins) + [outs[0]] if s is not None and len(s)]
+    if not known:
+        return ins, outs
+    nd = len(known[0])
+    ax = p.dim % nd
+    common = [0] * nd
+    for s in known:
+        if len(s) != nd:
+            raise ShapeError(f"Incompatible input shape: expected {_tshape(common)}, got "
+                             f"{_tshape(s)}")
+        for i, d in enumerate(s):
+            if i != ax and d:
+                if common[i] and common[i] != d:
+                    raise ShapeError(f"Incompatible input shape: expected {_tshape(common)}, got "
+                                     f"{_tshape(s)}")
+                common[i] = d
+    ins = [tuple(s[ax] if (i == ax and s is not None and len(s)) else (0 if i == ax else c)
+                 for i, c in enumerate(common)) for s in ins]
+    unknown = [k for k, s in enumerate(ins) if not s[ax]]
+    size = sum(s[ax] for s in ins)
+    out = list(common)
+    out[ax] = size if not unknown else (outs[0][ax] if outs[0] is not None and len(outs[0]) else 0)
+    if unknown and out[ax]:
+        residual = out[ax] - size
+        if residual < 0 or residual % len(unknown):
+            raise ShapeError(f"Check failed: residual >= 0 and divisible: {residual} over "
+                             f"{len(unknown)} unknown inputs")
+        for k in unknown:
+            ins[k] = tuple(residual // len(unknown) if i == ax else d
+                           for i, d in enumerate(ins[k]))
+    elif outs[0] is not None and len(outs[0]) and outs[0][ax] and outs[0][ax] != out[ax]:
+        raise ShapeError(f"Shape inconsistent, Provided = {_tshape(outs[0])}, inferred shape="
+                         f"{_tshape(out)}")
+    return ins, [tuple(out)]
+
+
+def _param_concat_gradient(F, p, ins, outs, ograds):
+    from .matrix import _concat_gradient
+    return _concat_gradient(F, p, ins, outs, ograds)
+
+
+register(OpDef(
+    "_rnn_param_concat", lambda p, ins, oc: torch.cat(list(ins), dim=p.dim), _param_concat_shape,
+    params=(Param("num_args", "int", doc="Number of inputs to be concated."),
+            Param("dim", "int", 1, "the dimension to be concated.")),
+    inputs=lambda p: [f"arg{i}" for i in range(p.num_args)], key_var_num_args="num_args",
+    gradient=_param_concat_gradient, hint="_rnn_param_concat", public=False,
+    doc="Concat for gluon.rnn's fused parameter vector: unknown input sizes along ``dim`` are\n"
+        "inferred from the output's (MXNet's ``_rnn_param_concat``)."))
