@@ -13,6 +13,7 @@ from ..context import Context, current_context
 from .ndarray import NDArray, from_torch
 from .register import invoke, invoke_by_name, make_function, populate
 
+from . import sparse  # noqa: E402  (mx.nd.sparse; before populate: it supplies cast_storage)
 _internal_dict: dict = {}
 populate(globals(), _internal_dict)
 from .functions import *  # noqa: E402,F401,F403  (array-or-scalar dispatch: maximum, power, ...)
@@ -47,8 +48,9 @@ def _filled(shape, ctx, dtype, kwargs, fill, what):
     out = kwargs.pop("out", None)
     stype = kwargs.pop("stype", None)
     if stype not in (None, "default"):
-        raise MXNetError(f"{what}: stype={stype!r} needs sparse storage, which neomx does not "
-                         "have yet (the sparse issue)")
+        if what != "zeros":
+            raise MXNetError(f"{what}: stype={stype!r} is not supported (MXNet: zeros only)")
+        return sparse.zeros(stype, shape, ctx=ctx, dtype=dtype, **kwargs)
     kwargs.pop("name", None)
     if kwargs:
         raise TypeError(f"{what}() got unexpected keyword arguments {sorted(kwargs)}")
@@ -87,6 +89,8 @@ def full(shape, val, ctx=None, dtype=np.float32, out=None) -> NDArray:
 def array(source_array, ctx=None, dtype=None) -> NDArray:
     """An array copied from ``source_array`` (NDArray keeps its dtype; anything else is float32
     unless ``dtype`` is given)."""
+    if isinstance(source_array, NDArray) and source_array.stype != "default":
+        return sparse.array(source_array, ctx=ctx, dtype=dtype)
     ctx = _ctx(ctx)
     if isinstance(source_array, NDArray):
         dt = dtype_torch(dtype if dtype is not None else source_array.dtype)
@@ -117,10 +121,14 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dty
 
 
 def zeros_like(data, **kwargs):
+    if data.__class__ is not NDArray:
+        return _internal_dict["zeros_like"](data, **kwargs)
     return from_torch(torch.zeros_like(data._data), data.context)
 
 
 def ones_like(data, **kwargs):
+    if data.__class__ is not NDArray:
+        return _internal_dict["ones_like"](data, **kwargs)
     return from_torch(torch.ones_like(data._data), data.context)
 
 
@@ -149,6 +157,6 @@ _uniform, _normal = random.uniform, random.normal  # (mx.random's)
 uniform = _internal_dict["_random_uniform"]
 normal = _internal_dict["_random_normal"]
 
-__all__ = list(_functions.__all__) + ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "waitall",
+__all__ = list(_functions.__all__) + ["NDArray", "sparse", "array", "empty", "zeros", "ones", "full", "arange", "waitall",
            "zeros_like", "ones_like", "concatenate", "moveaxis", "random", "contrib", "linalg", "image",
            "save", "load", "load_frombuffer"]

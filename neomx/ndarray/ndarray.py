@@ -211,6 +211,9 @@ class NDArray:
             if other is self:
                 warnings.warn("You are attempting to copy an array to itself", RuntimeWarning)
                 return False
+            if other.__class__ is not NDArray and other.stype != "default":
+                from .sparse import assign  # into a sparse array: cast to its storage type
+                return assign(other, self)
             if other.shape != self.shape:
                 raise MXNetError(f"copyto: Incompatible attr in node  at 0-th output: expected "
                                  f"{shape_str(self.shape)}, got {shape_str(other.shape)}")
@@ -230,6 +233,11 @@ class NDArray:
                 record_op(op, op.parse_params({})[0], [self], [t], [res], other, _AG.training)
             return res
         raise TypeError(f"copyto does not support type {type(other)}")
+
+    def tostype(self, stype):
+        """A copy with storage type ``stype`` ('default', 'csr', 'row_sparse')."""
+        from .sparse import cast_storage
+        return cast_storage(self, stype=stype)
 
     def as_in_context(self, context: Context) -> "NDArray":
         if context == self._ctx:

@@ -76,12 +76,20 @@ def _own(r, tensors):
     return r
 
 
+# [has_sparse(inputs, out), invoke_sparse(op, p, inputs, out, ctx, is_train)], filled by
+# neomx/ndarray/sparse.py: calls with a sparse input or output go there (plans never see them:
+# they only run inputs whose class is NDArray itself).
+SPARSE_HOOK: list = []
+
+
 def invoke(op, p, inputs, out=None, ctx=None, is_train=False, cached_params=False):
     """Run ``op`` eagerly on NDArrays; returns an NDArray or a list (visible outputs).
 
     ``cached_params`` says ``p`` is a long-lived (cached) object, so validation of these input
     shapes and dtypes can be remembered.
     """
+    if SPARSE_HOOK and SPARSE_HOOK[0](inputs, out):  # (sparse.py installs it on import)
+        return SPARSE_HOOK[1](op, p, inputs, out, ctx, is_train)
     if inputs:
         ctx = inputs[0]._ctx if len(inputs) == 1 else check_same_device(inputs, op.name)
     else:

@@ -31,7 +31,9 @@ from .. import engine
 from ..base import MXNetError, dtype_from_code, dtype_torch, string_types
 from ..context import Context, cpu, gpu, num_gpus
 from ..util import atomic_write_bytes
+from ..ops.sparse import Sparse
 from .ndarray import NDArray, from_torch
+from .sparse import _wrap as _sparse_wrap
 
 __all__ = ["save", "load", "load_frombuffer", "to_bytes"]
 
@@ -43,9 +45,6 @@ _LEGACY_MAX_NDIM = 32     # a pre-V1 record starts with its ndim instead of a ma
 _MIN_RECORD_BYTES = 16    # no record layout is shorter (pre-V1, ndim 1, zero-size)
 _STYPES = {0: "default", 1: "row_sparse", 2: "csr"}
 _NUM_AUX = {1: 1, 2: 2}   # row_sparse: row indices; csr: indptr, indices
-# Sparse records load dense, so a few stored rows can claim a huge array: allow 64 MiB or 64x
-# the file's size, whichever is more.
-_DENSE_FREE_BYTES, _DENSE_RATIO = 64 << 20, 64
 
 # MXNet type flag -> torch dtype. Codes 0-7 as in base; 12 is bfloat16 in MXNet 1.9.1's mshadow.
 _CODE_TO_TORCH = {c: dtype_torch(dtype_from_code(c)) for c in range(8)}
@@ -145,17 +144,12 @@ def _target_context(dev_type: int, dev_id: int) -> Context:
     return cpu(0)
 
 
-def _densify(r: _Reader, stype: int, sshape: tuple, shape: tuple, dtype: torch.dtype,
-             aux: list) -> torch.Tensor:
-    """Read a row_sparse or csr record's values and indices and return the dense tensor
-    (neomx has no sparse arrays). Indices are validated before they are used."""
+def _read_sparse(r: _Reader, stype: int, sshape: tuple, shape: tuple, dtype: torch.dtype,
+                 aux: list) -> Sparse:
+    """Read a row_sparse or csr record's values and indices; the index structure is checked
+    (ranges and sizes, as MXNet's loader relies on) before an array is made of it."""
     values = r.tensor(sshape, dtype, "sparse values")
     idx = [r.tensor(s, t, f"aux data {k}").to(torch.int64) for k, (t, s) in enumerate(aux)]
-    nbytes = math.prod(shape) * values.element_size()
-    if nbytes > max(_DENSE_FREE_BYTES, _DENSE_RATIO * len(r.buf)):
-        raise MXNetError(f"{r.where}: neomx has no sparse arrays and loads {_STYPES[stype]} "
-                         f"records dense, but shape {shape} would need {nbytes} bytes, more "
-                         f"than {_DENSE_RATIO}x the file's {len(r.buf)} bytes")
     if stype == 1:  # row_sparse: values[k] is row idx[k]
         rows = idx[0].reshape(-1)
         if (len(shape) < 1 or len(sshape) != len(shape) or sshape[1:] != shape[1:]
@@ -163,9 +157,7 @@ def _densify(r: _Reader, stype: int, sshape: tuple, shape: tuple, dtype: torch.d
             raise _invalid(f"{r.where}: row_sparse storage shape {sshape} does not fit {shape}")
         if rows.numel() and (int(rows.min()) < 0 or int(rows.max()) >= shape[0]):
             raise _invalid(f"{r.where}: row_sparse row index out of range for shape {shape}")
-        dense = torch.zeros(shape, dtype=dtype)
-        dense[rows] = values
-        return dense
+        return Sparse("row_sparse", values, (rows,), shape)
     indptr, cols = idx[0].reshape(-1), idx[1].reshape(-1)  # csr
     nnz = values.numel()
     if (len(shape) != 2 or indptr.numel() != shape[0] + 1 or cols.numel() != nnz
@@ -174,10 +166,7 @@ def _densify(r: _Reader, stype: int, sshape: tuple, shape: tuple, dtype: torch.d
     if (nnz and (int(cols.min()) < 0 or int(cols.max()) >= shape[1])) or int(indptr[0]) != 0 \
             or int(indptr[-1]) != nnz or bool((indptr[1:] < indptr[:-1]).any()):
         raise _invalid(f"{r.where}: csr indices out of range for shape {shape}")
-    rows = torch.repeat_interleave(torch.arange(shape[0]), indptr[1:] - indptr[:-1])
-    dense = torch.zeros(shape, dtype=dtype)
-    dense[rows, cols] = values
-    return dense
+    return Sparse("csr", values, (indptr, cols), shape)
 
 
 def _read_record(r: _Reader) -> NDArray:
@@ -208,9 +197,12 @@ def _read_record(r: _Reader) -> NDArray:
             # MXNet writes a stale (0, ...) storage shape and, like its loader, we derive the
             # real one from the index shapes: (rows, *shape[1:]) or the csr indices' shape.
             sshape = (aux[0][1][:1] + shape[1:]) if stype == 1 else aux[1][1]
-        t = _densify(r, stype, sshape, shape, dtype, aux)
-    else:
-        t = r.tensor(shape, dtype)
+        sp = _read_sparse(r, stype, sshape, shape, dtype, aux)
+        ctx = _target_context(dev_type, dev_id)
+        dev = ctx.torch_device
+        return _sparse_wrap(Sparse(sp.stype, sp.data.to(dev), tuple(a.to(dev) for a in sp.aux),
+                                   sp.shape), ctx)
+    t = r.tensor(shape, dtype)
     ctx = _target_context(dev_type, dev_id)
     if ctx.device_typeid == 2:
         t = t.to(ctx.torch_device)
@@ -271,8 +263,7 @@ def load(fname) -> list | dict:
     """Load arrays saved by ``mx.nd.save`` (or MXNet's ``mx.nd.save``).
 
     Arrays come back on ``cpu(0)``, except those recorded on a GPU, which go back to that GPU
-    when it exists. Sparse (row_sparse, csr) records come back dense: neomx has no sparse
-    arrays. A bad file raises ``MXNetError("Invalid NDArray file format: ...")``.
+    when it exists. Sparse records come back as CSRNDArray / RowSparseNDArray. A bad file raises ``MXNetError("Invalid NDArray file format: ...")``.
 
     Parameters
     ----------
@@ -312,6 +303,17 @@ def _as_named_list(data) -> tuple[list, list]:
                      "or a list of NDarrays.")
 
 
+def _raw(t: torch.Tensor) -> bytes:
+    flat = t.detach().reshape(-1).cpu()
+    if t.dtype is torch.bfloat16:
+        flat = flat.view(torch.int16)
+    return flat.numpy().astype(_RAW_NP[t.dtype], copy=False).tobytes()  # little-endian
+
+
+def _shape_bytes(shape) -> bytes:
+    return struct.pack(f"<I{len(shape)}q", len(shape), *shape)
+
+
 def _record_bytes(arr: NDArray) -> bytes:
     engine.wait_for(arr)
     t = arr._data.detach()
@@ -320,14 +322,19 @@ def _record_bytes(arr: NDArray) -> bytes:
         raise MXNetError(f"cannot save an array of dtype {t.dtype}: MXNet 1.9.1's NDArray file "
                          "format has no type code for it")
     ctx = arr._ctx
+    stype = arr.stype
+    if stype != "default":  # storage shape, shape, context, dtype, aux types and shapes, data, aux
+        aux = arr._aux
+        head = (struct.pack("<Ii", V2_MAGIC, 1 if stype == "row_sparse" else 2)
+                + _shape_bytes(tuple(t.shape)) + _shape_bytes(arr.shape)
+                + struct.pack("<iii", ctx.device_typeid, ctx.device_id, code)
+                + b"".join(struct.pack("<i", _TORCH_TO_CODE[a.dtype]) + _shape_bytes(tuple(a.shape))
+                           for a in aux))
+        return head + _raw(t) + b"".join(_raw(a) for a in aux)
     shape = tuple(t.shape)
     head = struct.pack(f"<IiI{len(shape)}qiii", V2_MAGIC, 0, len(shape), *shape,
                        ctx.device_typeid, ctx.device_id, code)
-    flat = t.reshape(-1).cpu()
-    if t.dtype is torch.bfloat16:
-        flat = flat.view(torch.int16)
-    raw = flat.numpy().astype(_RAW_NP[t.dtype], copy=False)  # little-endian on any host
-    return head + raw.tobytes()
+    return head + _raw(t)
 
 
 def to_bytes(data) -> bytes:

@@ -290,6 +290,13 @@ class OpDef:
     # variables a symbol call makes for missing inputs (MXNet's FSetInputVarAttrOnCompose, e.g.
     # PReLU's gamma starts at 0.25, BatchNorm's moving_var at one).
     input_init: Callable | None = None
+    # Optional storage-type rule (MXNet's FInferStorageType, see neomx/ops/sparse.py):
+    # infer_storage_type(p, in_stypes, in_shapes) -> output stypes, or None where MXNet has no
+    # sparse kernel (the dispatch then computes the dense form after MXNet's fallback warning);
+    # sparse_forward(p, ins, out_stypes, oc) computes them (ins: tensors or ops.sparse.Sparse).
+    # Only consulted when an input is sparse: dense calls never look at them.
+    infer_storage_type: Callable | None = None
+    sparse_forward: Callable | None = None
     param_map: dict = field(init=False)
 
     def __post_init__(self):
