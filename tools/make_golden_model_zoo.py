@@ -12,7 +12,7 @@ Writes tests/golden/model_zoo/:
     order), ``struct`` (the structural names of ``save_parameters`` files, in their order),
     ``symbol`` (the JSON ``export`` wrote after a hybridized forward; MXNet's ``net(sym.var(
     'data'))`` JSON is checked here to be the same text), ``export_keys`` (the sorted keys of the
-    exported parameter file) and ``out_shape``.
+    exported parameter file), ``out_shape`` and ``repr`` (after the forward).
     ``values``: the models with stored outputs, with their input shape.
     ``errors``: bad calls: ``[call, error type, message]``.
     ``public``: the public names of ``vision`` and ``model_store``.
@@ -110,6 +110,7 @@ def record_model(name, tmp):
     rec['symbol'] = text
     rec['export_keys'] = sorted(mx.nd.load(path + '-0000.params').keys())
     rec['out_shape'] = y.shape
+    rec['repr'] = repr(net)
     return rec
 
 

@@ -85,6 +85,7 @@ def test_names_shapes_and_symbol(name):
     net.initialize()
     net.infer_shape(mx.nd.zeros(tuple(rec["input"])))
     assert [[p.name, list(p.shape)] for p in net.collect_params().values()] == rec["params"]
+    assert repr(net) == rec["repr"]
     sym = build(name)(mx.sym.var("data"))
     assert sym.tojson() == rec["symbol"]
 
@@ -106,9 +107,29 @@ def test_values_imperative_hybridized_exported(name, tmp_path):
     rec = MODELS[name]
     assert (tmp_path / f"{name}-symbol.json").read_text() == rec["symbol"]
     assert sorted(mx.nd.load(str(tmp_path / f"{name}-0000.params"))) == rec["export_keys"]
+    if RECORDS["values"][name][-1] >= 224:
+        return  # (time: running the exported files of the 224x224 models adds nothing)
     imported = mx.gluon.SymbolBlock.imports(str(tmp_path / f"{name}-symbol.json"), ["data"],
                                             str(tmp_path / f"{name}-0000.params"))
     close(imported(x).asnumpy(), want, f"{name} exported and imported")
+
+
+# A hybridized forward on a 32x32 input (a model's symbol does not depend on the input size)
+# and export, for one model of each remaining block kind (test_names_shapes_and_symbol checks
+# every model's symbol; test_values_imperative_hybridized_exported exports seven more).
+SMALL_INPUT = ["resnet50_v1", "resnet50_v2", "mobilenet1.0", "mobilenetv2_1.0", "vgg11_bn"]
+
+
+@pytest.mark.parametrize("name", SMALL_INPUT)
+def test_hybridized_export(name, tmp_path):
+    net = build(name)
+    net.initialize()
+    net.hybridize()
+    assert net(mx.nd.ones((1, 3, 32, 32))).shape == (1, 1000)
+    net.export(str(tmp_path / "m"))
+    text = (tmp_path / "m-symbol.json").read_text()
+    assert text == MODELS[name]["symbol"]
+    assert sorted(mx.nd.load(str(tmp_path / "m-0000.params"))) == MODELS[name]["export_keys"]
 
 
 def test_save_and_load_parameters_round_trip(tmp_path):
@@ -128,9 +149,9 @@ def test_constructor_arguments():
     assert net(mx.nd.zeros((1, 3, 32, 32))).shape == (1, 10)
     net = vision.get_model("ResNet50_V2", classes=7, prefix="r_")
     assert net.prefix == "r_" and net.output._units == 7
+    assert isinstance(net.features[5][0], vision.BottleneckV2)
     net = vision.get_model("vgg11_bn")
     assert any(isinstance(b, mx.gluon.nn.BatchNorm) for b in net.features._children.values())
-    assert isinstance(vision.get_resnet(2, 50).features[5][0], vision.BottleneckV2)
     net = vision.get_model("mobilenet0.5", classes=3)
     net.initialize()
     assert net(mx.nd.zeros((2, 3, 32, 32))).shape == (2, 3)
@@ -224,3 +245,15 @@ def test_mxnet_home_decides_the_default_root(tmp_path):
                          check=True, timeout=120).stdout
     expect = tmp_path / "models" / f"alexnet-{RECORDS['short_hash']['alexnet']}.params"
     assert str(expect) in out
+
+
+@pytest.mark.parametrize("module", ["vision", "vision.resnet"])
+def test_doctests(module):
+    import doctest
+    import importlib
+    mod = importlib.import_module(f"neomx.gluon.model_zoo.{module}")
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
+    tests = [t for t in finder.find(mod) if t.examples and t.name.startswith(mod.__name__)]
+    for t in tests:
+        runner.run(t)
+    assert tests and runner.summarize(verbose=False).failed == 0
