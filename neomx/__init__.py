@@ -55,6 +55,7 @@ from .util import (set_np_shape, is_np_shape, np_shape, use_np_shape, is_np_arra
                    use_np, np_array)
 from . import onnx  # noqa: E402  (mx.onnx.export_model; needs the onnx package when called)
 from .export import to_torch  # noqa: E402  (neomx.to_torch: a model as a torch.fx.GraphModule)
+from . import contrib  # noqa: E402  (mx.contrib.amp)
 
 __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "nd", "ndarray", "sym", "symbol", "name", "attribute", "AttrScope", "random", "autograd",
