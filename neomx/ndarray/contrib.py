@@ -13,7 +13,8 @@ from .register import function_for as _function_for
 from ..ops import registry as _reg
 
 __all__: list = ["isinf", "isfinite", "isnan", "adamw_update", "mp_adamw_update",
-                 "multi_adamw_update", "multi_mp_adamw_update", "multi_lamb_update", "rand_zipfian"]
+                 "multi_adamw_update", "multi_mp_adamw_update", "multi_lamb_update", "rand_zipfian",
+                 "foreach", "while_loop", "cond"]
 
 
 def _op(name):
@@ -126,3 +127,181 @@ def _make(op, short):
 
 _prefixed.fill(globals(), "_contrib_", _make)
 __getattr__ = _prefixed.lazy_getattr(globals(), "_contrib_", _make)
+
+
+# --- control flow (MXNet 1.9.1's python/mxnet/ndarray/contrib.py: plain Python loops, recorded
+# by autograd like any other NDArray computation) ----------------------------------------------
+def _cf_flatten(args, inout_str):
+    if isinstance(args, NDArray):
+        return [args], int(0)
+    assert isinstance(args, (list, tuple)), \
+        "%s must be (nested) list of NDArray, but got %s of type %s" % (inout_str, str(args),
+                                                                         str(type(args)))
+    flat, fmts = [], []
+    for i in args:
+        arg, fmt = _cf_flatten(i, inout_str)
+        flat.extend(arg)
+        fmts.append(fmt)
+    return flat, fmts
+
+
+def _cf_regroup(args, fmt):
+    if isinstance(fmt, int):
+        if fmt == 0:
+            return args[0], args[1:]
+        return args[:fmt], args[fmt:]
+    assert isinstance(args, (list, tuple)), \
+        "output must be (nested) list of NDArray, but got %s of type %s" % (str(args),
+                                                                           str(type(args)))
+    ret = []
+    for i in fmt:
+        res, args = _cf_regroup(args, i)
+        ret.append(res)
+    return ret, args
+
+
+def _to_python_scalar(inputs, type_, name):
+    if isinstance(inputs, NDArray):
+        inputs = inputs.asscalar()
+    try:
+        inputs = type_(inputs)
+    except Exception:
+        raise ValueError("Cannot convert %s to python %s" % (name, type_.__name__))
+    return inputs
+
+
+def foreach(body, data, init_states):
+    """Run a for loop over the first axis of ``data``: ``outputs, states = body(data[i],
+    states)`` per step; returns (the outputs stacked along a new first axis, the final states),
+    nested as ``body`` returns them.
+
+    Examples
+    --------
+    >>> import neomx as mx
+    >>> step = lambda x, states: (x + states[0], [x + states[0]])
+    >>> outs, states = mx.nd.contrib.foreach(step, mx.nd.arange(3), [mx.nd.zeros((1,))])
+    >>> outs.asnumpy().ravel().tolist(), float(states[0].asscalar())
+    ([0.0, 1.0, 3.0], 3.0)
+    """
+    from . import stack
+
+    def check_input(inputs, in_type, msg):
+        is_NDArray_or_list = True
+        if isinstance(inputs, list):
+            for i in inputs:
+                if not isinstance(i, in_type):
+                    is_NDArray_or_list = False
+                    break
+        else:
+            is_NDArray_or_list = isinstance(inputs, in_type)
+        assert is_NDArray_or_list, msg
+
+    flatten, _ = _cf_flatten(data, "foreach input")
+    check_input(flatten, NDArray, "data should be an NDArray or a nested list of NDArrays")
+    flatten, _ = _cf_flatten(init_states, "foreach states")
+    check_input(flatten, NDArray, "init_states should be an NDArray or a nested list of NDArrays")
+
+    not_data_list = isinstance(data, NDArray)
+    num_iters = data.shape[0] if not_data_list else data[0].shape[0]
+    states = init_states
+    outputs = []
+    out_fmt = None
+    for i in range(num_iters):
+        eles = data[i] if not_data_list else [d[i] for d in data]
+        outs, states = body(eles, states)
+        outs, out_fmt = _cf_flatten(outs, "foreach output")
+        outputs.append(outs)
+    outputs = [stack(*out) for out in zip(*outputs)]
+    if out_fmt is not None:
+        outputs, _ = _cf_regroup(outputs, out_fmt)
+    return (outputs, states)
+
+
+def while_loop(cond, func, loop_vars, max_iterations=None):
+    """``step_output, loop_vars = func(*loop_vars)`` while ``cond(*loop_vars)`` is true, at most
+    ``max_iterations`` times; returns (the step outputs stacked along a new first axis and
+    padded to ``max_iterations`` rows, whose extra rows are undefined; the final loop
+    variables).
+
+    Examples
+    --------
+    >>> import neomx as mx
+    >>> cond = lambda i, s: i <= 5
+    >>> func = lambda i, s: ([i + s], [i + 1, s + i])
+    >>> outs, (i, s) = mx.nd.contrib.while_loop(cond, func, [mx.nd.array([0]), mx.nd.array([1])],
+    ...                                         max_iterations=10)
+    >>> outs[0].shape, float(i.asscalar()), float(s.asscalar())
+    ((10, 1), 6.0, 16.0)
+    """
+    from . import concat, empty
+
+    def _func_wrapper(loop_vars):
+        step_output, new_loop_vars = func(*loop_vars)
+        if step_output is None:
+            step_output = []
+        if new_loop_vars is None:
+            new_loop_vars = []
+        if isinstance(step_output, tuple):
+            step_output = list(step_output)
+        if isinstance(new_loop_vars, tuple):
+            new_loop_vars = list(new_loop_vars)
+        new_loop_vars = new_loop_vars if isinstance(new_loop_vars, list) else [new_loop_vars]
+        if len(loop_vars) != len(new_loop_vars):
+            raise ValueError("The length of loop_vars should be consistent during the loop")
+        return step_output, new_loop_vars
+
+    if max_iterations is None:
+        raise ValueError("max_iterations should be specified")
+    max_iterations = _to_python_scalar(max_iterations, int, "max_iteration")
+    if len(loop_vars) == 0:
+        raise ValueError("loop_vars should contain at least one element")
+
+    steps = 0
+    outputs = []
+    out_fmt = None
+    not_loop_var_list = isinstance(loop_vars, NDArray)
+    loop_vars = [loop_vars] if not_loop_var_list else list(loop_vars)
+    while steps < max_iterations and \
+            _to_python_scalar(cond(*loop_vars), bool, "Return value of cond"):
+        step_output, loop_vars = _func_wrapper(loop_vars)
+        step_output, out_fmt = _cf_flatten(step_output, "while output")
+        outputs.append(step_output)
+        steps += 1
+        if len(outputs) != steps or len(step_output) != len(outputs[0]):
+            raise ValueError("Number of elements in step_output should be the same in each step")
+    stacked_outputs = []
+    for i_th, items in enumerate(zip(*outputs), 1):
+        items = [x.expand_dims(0) for x in items]
+        if steps != max_iterations and items:
+            pad_shape = [max_iterations - steps] + list(items[0].shape[1:])
+            pad = empty(shape=pad_shape, ctx=items[0].context, dtype=items[0].dtype)
+            items = list(items) + [pad]
+        try:
+            stacked_outputs.append(concat(*items, dim=0))
+        except Exception:
+            raise ValueError("\n".join(
+                ["Shapes of %d-th elements in step_outputs are inconsistent, which are:" % i_th]
+                + ["  Step %d, shape is %s" % (i, str(x.shape)) for i, x in enumerate(items)]))
+    if out_fmt is not None:
+        stacked_outputs, _ = _cf_regroup(stacked_outputs, out_fmt)
+    if not_loop_var_list:
+        loop_vars = loop_vars[0]
+    return stacked_outputs, loop_vars
+
+
+def cond(pred, then_func, else_func):
+    """``then_func()`` if ``pred`` (a one-element NDArray or a number) is true, else
+    ``else_func()``.
+
+    Examples
+    --------
+    >>> import neomx as mx
+    >>> a, b = mx.nd.array([1]), mx.nd.array([2])
+    >>> out = mx.nd.contrib.cond(a * b < 5, lambda: (a + 5) * (b + 5), lambda: (a - 5) * (b - 5))
+    >>> out.asnumpy().tolist()
+    [42.0]
+    """
+    branch = _to_python_scalar(pred, bool, "pred")
+    if branch:
+        return then_func()
+    return else_func()

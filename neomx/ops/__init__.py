@@ -15,6 +15,7 @@ from . import contrib_misc  # noqa: F401  arange_like, index_copy, BilinearResiz
 from . import image_ops  # noqa: F401  mx.nd.image.*: to_tensor, normalize, resize, crop, flips, colour jitter
 from . import custom  # noqa: F401  Custom, _backward_Custom (mx.operator: operators written in Python)
 from . import rnn  # noqa: F401  RNN (the fused rnn_relu/rnn_tanh/lstm/gru operator)
+from . import control_flow  # noqa: F401  _foreach, _while_loop, _cond (nodes holding subgraphs)
 from .registry import OpDef, OpContext, Param, Params, get, find, all_ops, register
 
 __all__ = ["registry", "OpDef", "OpContext", "Param", "Params", "get", "find", "all_ops", "register"]

@@ -15,7 +15,15 @@ _log = logging.getLogger("neomx.symbol")
 
 
 def to_json(sym: Symbol) -> str:
-    nodes = topo_order(sym._outputs)
+    doc = _graph_doc(sym._outputs)
+    doc["attrs"] = {"mxnet_version": ["int", MXNET_VERSION]}
+    return _dump(doc)
+
+
+def _graph_doc(outputs) -> dict:
+    """The JSON layout of the graph below ``outputs`` (nodes of control-flow operators carry
+    their subgraphs under ``"subgraphs"``, as MXNet writes them)."""
+    nodes = topo_order(outputs)
     index = {n: i for i, n in enumerate(nodes)}
     out_nodes, arg_nodes, row_ptr = [], [], [0]
     for i, n in enumerate(nodes):
@@ -27,14 +35,15 @@ def to_json(sym: Symbol) -> str:
         nargs = n.num_args
         entry["inputs"] = [[index[s], k, 1 if (j >= nargs and s.op is None) else 0]
                            for j, (s, k) in enumerate(n.inputs)]
+        subgraphs = n.params.get("subgraphs") if n.op is not None else None
+        if subgraphs:
+            entry["subgraphs"] = [_graph_doc(g._outputs) for g in subgraphs]
         out_nodes.append(entry)
         if n.op is None:
             arg_nodes.append(i)
         row_ptr.append(row_ptr[-1] + n.num_outputs)
-    doc = {"nodes": out_nodes, "arg_nodes": arg_nodes, "node_row_ptr": row_ptr,
-           "heads": [[index[n], k, 0] for n, k in sym._outputs],
-           "attrs": {"mxnet_version": ["int", MXNET_VERSION]}}
-    return _dump(doc)
+    return {"nodes": out_nodes, "arg_nodes": arg_nodes, "node_row_ptr": row_ptr,
+            "heads": [[index[n], k, 0] for n, k in outputs]}
 
 
 def _seq(open_, close, items, depth, multi):
@@ -61,24 +70,30 @@ def _entries(entries, depth):
                 depth, len(entries) > 10)
 
 
-def _dump(doc) -> str:
-    """Serialise exactly like MXNet 1.9.1 (nnvm's JSON through dmlc::JSONWriter)."""
+def _dump(doc, d: int = 1) -> str:
+    """Serialise exactly like MXNet 1.9.1 (nnvm's JSON through dmlc::JSONWriter); ``d`` is the
+    depth of the document's keys (subgraph documents sit 4 levels below their node's graph)."""
     enc = lambda o: json.dumps(o, ensure_ascii=False)  # noqa: E731
     nodes = []
     for n in doc["nodes"]:
         items = [f'"op": {enc(n["op"])}', f'"name": {enc(n["name"])}']
         if "attrs" in n:
             attrs = sorted(n["attrs"].items())
-            items.append('"attrs": ' + _seq("{", "}", [f"{enc(k)}: {enc(v)}" for k, v in attrs], 4,
-                                            len(attrs) > 1))
-        items.append('"inputs": ' + _entries(n["inputs"], 4))
-        nodes.append(_seq("{", "}", items, 3, True))
-    top = ['"nodes": ' + _seq("[", "]", nodes, 2, True),
-           '"arg_nodes": ' + _ints(doc["arg_nodes"], 2),
-           '"node_row_ptr": ' + _ints(doc["node_row_ptr"], 2),
-           '"heads": ' + _entries(doc["heads"], 2),
-           '"attrs": {"mxnet_version": ["int", ' + str(doc["attrs"]["mxnet_version"][1]) + "]}"]
-    return _seq("{", "}", top, 1, True)
+            items.append('"attrs": ' + _seq("{", "}", [f"{enc(k)}: {enc(v)}" for k, v in attrs],
+                                            d + 3, len(attrs) > 1))
+        items.append('"inputs": ' + _entries(n["inputs"], d + 3))
+        if "subgraphs" in n:
+            items.append('"subgraphs": ' + _seq("[", "]", [_dump(g, d + 4) for g in n["subgraphs"]],
+                                                d + 3, True))
+        nodes.append(_seq("{", "}", items, d + 2, True))
+    top = ['"nodes": ' + _seq("[", "]", nodes, d + 1, True),
+           '"arg_nodes": ' + _ints(doc["arg_nodes"], d + 1),
+           '"node_row_ptr": ' + _ints(doc["node_row_ptr"], d + 1),
+           '"heads": ' + _entries(doc["heads"], d + 1)]
+    if "attrs" in doc:
+        top.append('"attrs": {"mxnet_version": ["int", ' + str(doc["attrs"]["mxnet_version"][1])
+                   + "]}")
+    return _seq("{", "}", top, d, True)
 
 
 def from_json(text) -> Symbol:
@@ -130,9 +145,10 @@ def _legacy_aux_inputs(op, p, node_name, given, attrs, inputs):
     return tuple(out)
 
 
-def _from_doc(doc) -> Symbol:
-    version = _file_version(doc)
-    if version < MXNET_VERSION:
+def _from_doc(doc, version=None) -> Symbol:
+    sub = version is not None  # a subgraph: logged and upgraded with its parent
+    version = _file_version(doc) if version is None else version
+    if version < MXNET_VERSION and not sub:
         _log.info("Loading symbol saved by previous version %s. Attempting to upgrade...",
                   _version_str(version))
     built: list[Node] = []
@@ -169,6 +185,8 @@ def _from_doc(doc) -> Symbol:
             if k in op.param_map:
                 params_in[k] = attrs.pop(k)
         p, given = op.parse_params(params_in, name)
+        if jn.get("subgraphs"):
+            p["subgraphs"] = tuple(_from_doc(g, version) for g in jn["subgraphs"])
         n_args, aux = len(op.list_inputs(p)), op.list_aux(p)
         if version < 900 and aux and len(inputs) == n_args:
             inputs = _legacy_aux_inputs(op, p, name, given, attrs, inputs)
@@ -186,6 +204,6 @@ def _from_doc(doc) -> Symbol:
         heads.append((built[src], k))
     if not heads:
         raise MXNetError("invalid symbol JSON: no heads")
-    if version < MXNET_VERSION:
+    if version < MXNET_VERSION and not sub:
         _log.info("Symbol successfully upgraded!")
     return Symbol(heads)
