@@ -224,15 +224,37 @@ class Symbol:
         return arg, outs, aux
 
     # --- serialisation --------------------------------------------------------------------
-    def tojson(self) -> str:
-        """The graph in MXNet's JSON layout."""
+    def tojson(self, remove_amp_cast: bool = True) -> str:
+        """The graph in MXNet's JSON layout (without the ``amp_cast``/``amp_multicast`` nodes
+        that mixed precision inserted, unless ``remove_amp_cast=False``, as MXNet)."""
         from .json import to_json
-        return to_json(self)
+        return to_json(self._without_amp_casts() if remove_amp_cast else self)
 
     def save(self, fname: str, remove_amp_cast: bool = True):
         """Write the JSON to ``fname`` (atomically: a temp file renamed into place)."""
         from ..util import atomic_write_text
-        atomic_write_text(fname, self.tojson())
+        atomic_write_text(fname, self.tojson(remove_amp_cast=remove_amp_cast))
+
+    def _without_amp_casts(self) -> "Symbol":
+        """This graph with every amp_cast / amp_multicast output replaced by its input."""
+        nodes = self._topo()
+        if not any(n.op is not None and n.op.name in _AMP_CASTS for n in nodes):
+            return self
+        heads = {n for n, _ in self._outputs}
+        entry = {}  # (old node, output) -> new entry
+        for n in nodes:
+            if n.op is None:
+                entry[(n, 0)] = (n, 0)
+                continue
+            ins = tuple(entry[(s, i)] for s, i in n.inputs)
+            if n.op.name in _AMP_CASTS and n not in heads:  # (MXNet keeps the output casts)
+                for i in range(n.num_outputs):
+                    entry[(n, i)] = ins[i]
+                continue
+            new = n if ins == n.inputs else n.replace(inputs=ins, attrs=dict(n.attrs))
+            for i in range(n.num_outputs):
+                entry[(n, i)] = (new, i)
+        return Symbol([entry[e] for e in self._outputs])
 
     def debug_str(self) -> str:
         lines = []
@@ -393,6 +415,9 @@ def _visible_attrs(d: dict) -> dict:
     return out
 
 
+_AMP_CASTS = ("amp_cast", "amp_multicast")
+
+
 def _rebuild(outputs, nodes, repl, name=None):
     """Copy the graph with variables replaced (``repl``: variable node -> entry)."""
     mapping = {}
@@ -494,3 +519,17 @@ def load(fname: str) -> Symbol:
         return load_json(data)
     except MXNetError as e:
         raise MXNetError(f"{fname}: {e}") from None
+
+
+# Functions MXNet's ``mxnet.symbol.symbol`` defines and neomx defines in the ``mx.sym`` package
+# (which imports this module first): looked up there on first access.
+_PACKAGE_NAMES = frozenset(("arange", "eye", "full", "histogram", "hypot", "linspace", "maximum",
+                            "minimum", "ones", "pow", "power", "split_v2", "zeros"))
+
+
+def __getattr__(name):
+    if name in _PACKAGE_NAMES:
+        from .. import symbol as package
+        if name in package.__dict__:
+            return package.__dict__[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
