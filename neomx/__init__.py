@@ -52,7 +52,10 @@ from . import profiler  # noqa: E402
 ndarray.CachedOp = executor.cached_op.CachedOp  # (mx.nd.CachedOp; the executor builds on ndarray)
 from . import util
 from .util import (set_np_shape, is_np_shape, np_shape, use_np_shape, is_np_array,  # noqa: E402
-                   use_np, np_array)
+                   use_np, np_array, use_np_array)
+from . import error, log, registry  # noqa: E402  (MXNet's small modules; mx.misc is imported on its own)
+from . import random as rnd  # noqa: E402
+from .ndarray import utils as _nd_utils  # noqa: E402,F401  (mx.nd.utils)
 from . import onnx  # noqa: E402  (mx.onnx.export_model; needs the onnx package when called)
 from .export import to_torch  # noqa: E402  (neomx.to_torch: a model as a torch.fx.GraphModule)
 from . import contrib  # noqa: E402  (mx.contrib.amp)

@@ -149,3 +149,129 @@ def parse_shape(value) -> tuple:
     if isinstance(value, (int, np.integer)):
         return (int(value),)
     return tuple(int(v) for v in value)
+
+
+# --- MXNet 1.9.1's small Python-level helpers of mxnet.base ------------------------------------
+basestring = str  # (Python 2 compatibility names MXNet still exports)
+long = int
+
+
+def build_param_doc(arg_names, arg_types, arg_descs, remove_dup=True):
+    """The numpy-style ``Parameters`` section for the given arguments (``num_args`` skipped).
+
+    >>> print(build_param_doc(['data', 'axis'], ['NDArray', 'int'], ['input', '']))
+    Parameters
+    ----------
+    data : NDArray
+        input
+    axis : int
+    <BLANKLINE>
+    """
+    param_keys = set()
+    param_str = []
+    for key, type_info, desc in zip(arg_names, arg_types, arg_descs):
+        if (key in param_keys and remove_dup) or key == "num_args":
+            continue
+        param_keys.add(key)
+        ret = "%s : %s" % (key, type_info)
+        if len(desc) != 0:
+            ret += "\n    " + desc
+        param_str.append(ret)
+    return "Parameters\n----------\n%s\n" % "\n".join(param_str)
+
+
+def add_fileline_to_docstring(module, incursive=True):
+    """Append ``From:<file>:<line>`` to the docstring of each function (and, with ``incursive``,
+    each class's methods) defined in ``module`` (a module or its name)."""
+    import inspect
+    import sys
+
+    def _add_fileline(obj):
+        if obj.__doc__ is None or "From:" in obj.__doc__:
+            return
+        fname = inspect.getsourcefile(obj)
+        if fname is None:
+            return
+        try:
+            line = inspect.getsourcelines(obj)[-1]
+        except IOError:
+            return
+        obj.__doc__ += "\n\nFrom:%s:%d" % (fname, line)
+
+    if isinstance(module, str):
+        module = sys.modules[module]
+    for _, obj in inspect.getmembers(module):
+        if inspect.isbuiltin(obj):
+            continue
+        if inspect.isfunction(obj):
+            _add_fileline(obj)
+        if inspect.ismethod(obj):
+            _add_fileline(obj.__func__)
+        if inspect.isclass(obj) and incursive:
+            add_fileline_to_docstring(obj, False)
+
+
+class _MXClassPropertyDescriptor:
+    """A property of the class itself (``classproperty``); its setter needs the metaclass."""
+
+    def __init__(self, fget, fset=None):
+        self.fget = fget
+        self.fset = fset
+
+    def __get__(self, obj, clas=None):
+        if clas is None:
+            clas = type(obj)
+        return self.fget.__get__(obj, clas)()
+
+    def __set__(self, obj, value):
+        import inspect
+        if not self.fset:
+            raise MXNetError("cannot use the setter: %s to set attribute" % obj.__name__)
+        if inspect.isclass(obj):
+            type_, obj = obj, None
+        else:
+            type_ = type(obj)
+        return self.fset.__get__(obj, type_)(value)
+
+    def setter(self, func):
+        if not isinstance(func, (classmethod, staticmethod)):
+            func = classmethod(func)
+        self.fset = func
+        return self
+
+
+class _MXClassPropertyMetaClass(type):
+    """Routes ``Class.prop = value`` to a classproperty's setter."""
+
+    def __setattr__(cls, key, value):
+        obj = cls.__dict__.get(key)
+        if obj and isinstance(obj, _MXClassPropertyDescriptor):
+            return obj.__set__(cls, value)
+        return super().__setattr__(key, value)
+
+
+def classproperty(func):
+    """A read-only property of the class (as MXNet's ``mxnet.base.classproperty``).
+
+    >>> class A:
+    ...     @classproperty
+    ...     def kind(cls):
+    ...         return cls.__name__.lower()
+    >>> A.kind, A().kind
+    ('a', 'a')
+    """
+    if not isinstance(func, (classmethod, staticmethod)):
+        func = classmethod(func)
+    return _MXClassPropertyDescriptor(func)
+
+
+def with_metaclass(meta, *bases):
+    """Create a base class with a metaclass (six's recipe, as MXNet)."""
+    class metaclass(type):
+        def __new__(cls, name, this_bases, d):
+            return meta(name, bases, d)
+
+        @classmethod
+        def __prepare__(cls, name, this_bases):
+            return meta.__prepare__(name, bases)
+    return type.__new__(metaclass, "temporary_class", (), {})

@@ -8,7 +8,7 @@ import torch
 
 from .base import MXNetError
 
-__all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus"]
+__all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "gpu_memory_info"]
 
 
 class Context:
@@ -116,6 +116,42 @@ def cpu_pinned(device_id: int = 0) -> Context:
 
 def num_gpus() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def _check_gpu(device_id) -> int:
+    """``device_id`` as an int, or MXNet's error when CUDA or that GPU is missing."""
+    device_id = int(device_id)
+    n = num_gpus()
+    if n == 0:
+        if not torch.backends.cuda.is_built():
+            raise MXNetError("This call is only supported for MXNet built with CUDA support.")
+        raise MXNetError("CUDA: no CUDA-capable device is detected")
+    if not 0 <= device_id < n:
+        raise MXNetError(f"CUDA: invalid device ordinal (GPU {device_id}; this process sees {n})")
+    return device_id
+
+
+def gpu_memory_info(device_id=0):
+    """Query CUDA for the free and total bytes of GPU global memory.
+
+    Parameters
+    ----------
+    device_id : int, optional
+        The device id of the GPU device.
+
+    Raises
+    ------
+    MXNetError
+        Without CUDA ("This call is only supported for MXNet built with CUDA support.", as a
+        CPU build of MXNet) or without that GPU.
+
+    Returns
+    -------
+    (free, total) : (int, int)
+    """
+    device_id = _check_gpu(device_id)
+    free, total = torch.cuda.mem_get_info(device_id)
+    return (int(free), int(total))
 
 
 _tokens = threading.local()  # this thread's stack of `with ctx:` tokens

@@ -182,30 +182,42 @@ def set_module(module):
 
 
 def get_gpu_memory(gpu_dev_id: int):
-    """(free, total) bytes of GPU ``gpu_dev_id``.
-
-    Raises
-    ------
-    MXNetError
-        No such GPU.
-    """
-    import torch
-    from .base import MXNetError
-    if not 0 <= int(gpu_dev_id) < get_gpu_count():
-        raise MXNetError(f"get_gpu_memory: no GPU {gpu_dev_id} ({get_gpu_count()} visible)")
-    free, total = torch.cuda.mem_get_info(int(gpu_dev_id))
-    return free, total
+    """(free, total) bytes of GPU ``gpu_dev_id`` (``mx.context.gpu_memory_info``'s values and
+    errors: MXNetError without CUDA or without that GPU)."""
+    from .context import gpu_memory_info
+    return gpu_memory_info(gpu_dev_id)
 
 
 def get_cuda_compute_capability(ctx) -> int:
-    """CUDA compute capability of a GPU context as ``major * 10 + minor`` (e.g. 90)."""
+    """Returns the cuda compute capability of the input `ctx`.
+
+    Parameters
+    ----------
+    ctx : Context
+        GPU context whose corresponding cuda compute capability is to be retrieved.
+
+    Returns
+    -------
+    cuda_compute_capability : int
+        CUDA compute capability. For example, it returns 70 for CUDA arch equal to `sm_70`.
+
+    Raises
+    ------
+    ValueError
+        ``ctx`` is not a GPU context.
+    OSError
+        No CUDA driver (MXNet's message: it loads libcuda itself).
+    RuntimeError
+        No such GPU (the driver's "invalid device ordinal").
+    """
     if ctx.device_type != "gpu":
         raise ValueError("Expecting a gpu context to get cuda compute capability, "
                          "while received ctx {}".format(str(ctx)))
+    n = get_gpu_count()
+    if n == 0:
+        raise OSError("could not load any of: libcuda.so libcuda.dylib cuda.dll")
+    if not 0 <= ctx.device_id < n:
+        raise RuntimeError("cuDeviceGet failed with error code 101: invalid device ordinal")
     import torch
-    from .base import MXNetError
-    if not 0 <= ctx.device_id < get_gpu_count():
-        raise MXNetError(f"get_cuda_compute_capability: no GPU {ctx.device_id} "
-                         f"({get_gpu_count()} visible)")
     major, minor = torch.cuda.get_device_capability(ctx.device_id)
     return major * 10 + minor

@@ -4,3 +4,15 @@
   ``torch.utils.data.Dataset`` of torch tensors, for plain PyTorch training loops.
 """
 from . import amp  # noqa: E402,F401  (mx.contrib.amp: automatic mixed precision)
+
+# MXNet 1.9.1's mx.contrib: autograd (the first autograd API), io (DataLoaderIter), text
+# (vocabulary, token embeddings), tensorboard (LogMetricsCallback), ndarray/nd and symbol/sym
+# (the contrib operators); svrg_optimization is imported on its own, as in MXNet.
+from . import symbol  # noqa: E402
+from . import ndarray  # noqa: E402
+from . import symbol as sym  # noqa: E402
+from . import ndarray as nd  # noqa: E402
+from . import autograd  # noqa: E402
+from . import tensorboard  # noqa: E402
+from . import text  # noqa: E402
+from . import io  # noqa: E402

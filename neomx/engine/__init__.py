@@ -11,17 +11,20 @@ Two engines implement it (``MXNET_ENGINE_TYPE`` picks one at import, as in MXNet
   thread per device, in push order per device, so several devices compute at once; other pushes
   run on the calling thread after their dependencies.
 * ``NaiveEngine``: everything runs at once on the calling thread (for debugging).
+
+``set_bulk_size(size)`` / ``bulk(size)`` are MXNet's bulk-execution controls (see ``bulk``).
 """
 from __future__ import annotations
 
+import operator
 import os
 
-from .base import Var
+from .base import Var, bulk_state
 from .naive import NaiveEngine
 from .threaded import ThreadedEngine
 
 __all__ = ["Var", "NaiveEngine", "ThreadedEngine", "push", "idle", "wait_for", "wait_all", "get_engine",
-           "set_engine"]
+           "set_engine", "set_bulk_size", "bulk"]
 
 
 def _default_engine():
@@ -63,3 +66,73 @@ def wait_for(array):
 def wait_all():
     """Block until all pushed work is done (raising the first error of asynchronous work)."""
     _state["engine"].wait_all()
+
+
+def set_bulk_size(size):
+    """Set size limit on bulk execution (this thread's; MXNet's initial size is 0).
+
+    Bulk execution bundles many operators to run together. This can improve performance when
+    running a lot of small operators sequentially.
+
+    What it changes in neomx: small NDArray operations already run directly on the calling thread
+    (no engine job, no dependency bookkeeping) whenever nothing asynchronous is in flight, so
+    there bulking has nothing left to remove and changes nothing. While asynchronous work is in
+    flight (an executor's forward/backward on a device worker), each operation otherwise takes
+    the engine lock and scans its arrays' pending work; inside a bulk, one lock per ``size``
+    operations snapshots the arrays in-flight work touches, and operations on other arrays then
+    run lock-free (measured on a 4x4 array with an executor job in flight: the engine's own cost per
+    push 1.6-2.1 -> 1.0 us, ``x += 1`` 7.5 -> 6.5 us; operations on arrays that in-flight work
+    uses still wait for it). An asynchronous push ends the segment. The executor needs no bulk:
+    a bound graph already runs as one engine job per forward or backward.
+
+    Parameters
+    ----------
+    size : int
+        Maximum number of operators that can be bundled in a bulk.
+
+    Returns
+    -------
+    int
+        Previous bulk size.
+
+    Examples
+    --------
+    >>> import neomx as mx
+    >>> prev = mx.engine.set_bulk_size(10)
+    >>> mx.engine.set_bulk_size(prev)
+    10
+    """
+    size = operator.index(size)  # TypeError for str/float, as MXNet's ctypes.c_int
+    prev = bulk_state.size
+    bulk_state.size = size
+    bulk_state.count = 0
+    return prev
+
+
+class _BulkScope:
+    """Scope object for bulk execution."""
+
+    def __init__(self, size):
+        self._size = size
+        self._old_size = None
+
+    def __enter__(self):
+        self._old_size = set_bulk_size(self._size)
+        return self
+
+    def __exit__(self, ptype, value, trace):
+        set_bulk_size(self._old_size)
+
+
+def bulk(size):
+    """Bulk execution bundles many operators to run together (see ``set_bulk_size``).
+
+    This can improve performance when running a lot of small operators sequentially.
+    Returns a scope for managing bulk size::
+
+        with mx.engine.bulk(10):
+            x = mx.nd.zeros((1,))
+            for i in range(100):
+                x += 1
+    """
+    return _BulkScope(size)

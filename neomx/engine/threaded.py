@@ -4,7 +4,7 @@ from __future__ import annotations
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from .base import sync_devices
+from .base import bulk_state, sync_devices
 
 
 def _vars(arrays):
@@ -22,6 +22,13 @@ class ThreadedEngine:
     Inline pushes (most NDArray operations) run on the caller's thread once their dependencies are
     done; when nothing asynchronous is in flight this costs one check. Asynchronous pushes
     (executor forward/backward) go to the worker of their context and return at once.
+
+    Bulk execution (``engine.bulk(size)``): while asynchronous work is in flight, an inline push
+    normally takes the engine lock and scans its arrays' pending futures. Inside a bulk, the first
+    push of each segment of ``size`` pushes takes the lock once and snapshots the Vars that
+    in-flight work writes (``_busy_w``) and reads (``_busy_r``); the segment's later pushes whose
+    arrays are in neither set run at once, lock-free. The snapshot stays valid (conservative)
+    until the next asynchronous push, which bumps ``_gen`` and so ends the segment.
     """
 
     def __init__(self):
@@ -29,6 +36,8 @@ class ThreadedEngine:
         self._workers: dict = {}
         self._inflight: set = set()
         self._errors: list = []
+        self._fut_vars: dict = {}  # in-flight future -> (read Vars, write Vars), for bulk snapshots
+        self._gen = 0  # bumped by every asynchronous push: ends the bulk segments of all threads
 
     # --- dependencies ---------------------------------------------------------------------
     def _deps(self, rvars, wvars):
@@ -53,6 +62,8 @@ class ThreadedEngine:
     def push(self, fn, reads=(), writes=(), ctx=None, asynchronous=False):
         if not asynchronous or ctx is None:
             if self._inflight:
+                if bulk_state.size > 0 and self._bulk_clear(reads, writes):
+                    return fn()
                 with self._lock:
                     deps = self._deps(_vars(reads), _vars(writes))
                 self._wait(deps)
@@ -68,6 +79,8 @@ class ThreadedEngine:
                 v.write = fut
                 v.reads = []
             self._inflight.add(fut)
+            self._fut_vars[fut] = (rvars, wvars)
+            self._gen += 1
         fut.add_done_callback(self._finished)
         self._worker(ctx).submit(self._run, fn, deps, fut)
         return None
@@ -81,9 +94,29 @@ class ThreadedEngine:
         except BaseException as e:  # delivered at the next wait, like MXNet's engine
             fut.set_exception(e)
 
+    def _bulk_clear(self, reads, writes):
+        """True when this push, inside a bulk segment, touches no array of in-flight work."""
+        b = bulk_state
+        if b.count == 0 or b.gen != self._gen:
+            with self._lock:  # one lock per segment instead of one per push
+                b.gen = self._gen
+                b.busy_w = {v for rv, wv in self._fut_vars.values() for v in wv}
+                b.busy_r = {v for rv, wv in self._fut_vars.values() for v in rv}
+        b.count = b.count + 1 if b.count + 1 < b.size else 0
+        busy_w, busy_r = b.busy_w, b.busy_r
+        for a in reads:
+            if getattr(a, "_var", None) in busy_w:
+                return False
+        for a in writes:
+            v = getattr(a, "_var", None)
+            if v in busy_w or v in busy_r:
+                return False
+        return True
+
     def _finished(self, fut):
         with self._lock:
             self._inflight.discard(fut)
+            self._fut_vars.pop(fut, None)
             if fut.exception() is not None:
                 self._errors.append(fut.exception())
 

@@ -509,3 +509,21 @@ class NDArray:
 def _rebuild(arr, devtype, devid):
     from . import array
     return array(arr, ctx=Context(devtype, devid), dtype=arr.dtype)
+
+
+# Functions MXNet's ``mxnet.ndarray.ndarray`` defines and neomx defines in the ``mx.nd`` package
+# (which imports this module first): looked up there on first access.
+_PACKAGE_NAMES = frozenset((
+    "add", "arange", "array", "concatenate", "divide", "empty", "equal", "eye", "full", "greater",
+    "greater_equal", "histogram", "imdecode", "lesser", "lesser_equal", "linspace", "logical_and",
+    "logical_or", "logical_xor", "maximum", "minimum", "modulo", "moveaxis", "multiply",
+    "not_equal", "onehot_encode", "ones", "power", "split_v2", "subtract", "true_divide",
+    "waitall", "zeros", "from_numpy", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write"))
+
+
+def __getattr__(name):
+    if name in _PACKAGE_NAMES:
+        from .. import ndarray as package
+        if name in package.__dict__:
+            return package.__dict__[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
