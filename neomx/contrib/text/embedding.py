@@ -10,7 +10,6 @@ URL MXNet downloads it from, and the file's SHA-1 is checked as MXNet checks it)
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import warnings
@@ -24,8 +23,7 @@ from .vocab import UNKNOWN_IDX
 __all__ = ["register", "create", "get_pretrained_file_names", "GloVe", "FastText",
            "CustomEmbedding", "CompositeEmbedding"]
 
-with open(os.path.join(os.path.dirname(__file__), "pretrained_files.json")) as _f:
-    _PRETRAINED = json.load(_f)  # MXNet 1.9.1's file names and SHA-1 sums
+from ._pretrained_files import PRETRAINED as _PRETRAINED  # MXNet 1.9.1's file names, SHA-1s
 
 
 def register(embedding_cls):

@@ -1,4 +1,5 @@
-{
+"""MXNet 1.9.1's pretrained token embedding files and SHA-1 sums (written by tools/make_text_embedding_files.py; MXNet's order)."""
+PRETRAINED = {
 "mxnet_version": "1.9.1",
 "generator": "tools/make_text_embedding_files.py",
 "apache_repo_url": "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/",
