@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..base import MXNetError
 from ..ir import Graph, Node, verify
+from ..ops.registry import Params
 from . import infer as _infer
 from .gradient import build_gradient
 from .plan import Plan, make_steps
@@ -139,6 +140,17 @@ def place_gradient(full, graph, fwd_devices, grad_producers) -> dict:
     return dev
 
 
+def _complete_creation_shapes(steps, shapes):
+    """Ops without inputs whose ``shape`` parameter has unknown (0) dims (``mx.sym.zeros((0,
+    H))``, a begin state sized by the batch) create what shape inference decided, as MXNet's
+    kernels fill the output they are given."""
+    for st in steps:
+        p = st.params
+        if st.ins or "shape" not in st.node.op.param_map or not p.shape or 0 not in tuple(p.shape):
+            continue
+        st.params = Params(p, shape=tuple(shapes[st.outs[0]]))
+
+
 # --- the pipeline --------------------------------------------------------------------------
 def compile_program(outputs, arg_values, aux_values, grad_reqs, placement=None,
                     check=False) -> Program:
@@ -171,6 +183,7 @@ def compile_program(outputs, arg_values, aux_values, grad_reqs, placement=None,
     devices = place_gradient(full, graph, placement or {}, producers)
 
     fwd_steps = make_steps(graph.nodes, slot, devices)
+    _complete_creation_shapes(fwd_steps, fshapes)
     bwd_nodes = [n for n in full.nodes if n not in graph.index]
     bwd_steps = make_steps(bwd_nodes, slot, devices)
 

@@ -52,6 +52,8 @@ def _filled(shape, ctx, dtype, kwargs, fill, what):
             raise MXNetError(f"{what}: stype={stype!r} is not supported (MXNet: zeros only)")
         return sparse.zeros(stype, shape, ctx=ctx, dtype=dtype, **kwargs)
     kwargs.pop("name", None)
+    for k in [k for k in kwargs if k.startswith("__") and k.endswith("__")]:
+        del kwargs[k]  # attributes such as __layout__: MXNet ignores them here
     if kwargs:
         raise TypeError(f"{what}() got unexpected keyword arguments {sorted(kwargs)}")
     res = _new(shape, ctx, dtype, fill)

@@ -87,6 +87,14 @@ def _reshape_infer(p, ins, outs):
     x = ins[0]
     if x is None:
         return ins, outs
+    out = outs[0]
+    if 0 in x and x.count(0) == 1 and out is not None and 0 not in out:
+        # backward: one unknown input dim follows from the known output's size (MXNet's
+        # ReverseReshapeInferShape)
+        known = math.prod(d for d in x if d != 0)
+        if known and math.prod(out) % known == 0:
+            x = tuple(math.prod(out) // known if d == 0 else d for d in x)
+            return [x], [_reshape_target(p, x)]
     return ins, [_reshape_target(p, x)]
 
 

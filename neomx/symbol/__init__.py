@@ -16,17 +16,27 @@ from . import functions as _functions  # noqa: E402
 _internal.__doc__ = "Every registered operator, internal ones included (``mx.sym._internal._plus``)."
 
 
+def _creation(op, params, dtype, kwargs):
+    """mx.sym.zeros/ones/full: float32 unless ``dtype`` is given (MXNet writes it), ``name`` and
+    ``attr`` as for any operator (auto names ``_zeros0``...)."""
+    name, attr = kwargs.pop("name", None), kwargs.pop("attr", None)
+    params = dict(params, dtype="float32" if dtype is None else dtype, **kwargs)
+    return invoke_sym(op, [], params, name=name, attr=attr)
+
+
 def zeros(shape, dtype=None, **kwargs):
-    """A symbol producing zeros of ``shape``."""
-    return invoke_sym("_zeros", [], {"shape": shape, "dtype": dtype, **kwargs})
+    """A symbol producing zeros of ``shape`` (0 dims: decided by shape inference)."""
+    return _creation("_zeros", {"shape": shape}, dtype, kwargs)
 
 
 def ones(shape, dtype=None, **kwargs):
-    return invoke_sym("_ones", [], {"shape": shape, "dtype": dtype, **kwargs})
+    """A symbol producing ones of ``shape``."""
+    return _creation("_ones", {"shape": shape}, dtype, kwargs)
 
 
 def full(shape, val, dtype=None, **kwargs):
-    return invoke_sym("_full", [], {"shape": shape, "value": val, "dtype": dtype, **kwargs})
+    """A symbol producing ``val`` everywhere in ``shape``."""
+    return _creation("_full", {"shape": shape, "value": val}, dtype, kwargs)
 
 
 from . import contrib, image, linalg, random  # noqa: E402  (prefix namespaces: _contrib_X -> contrib.X)

@@ -115,8 +115,6 @@ def test_deferred_input_size_under_imperative_parent():
     assert net[1].l0_i2h_weight.shape == (12, 6)
 
 
-@pytest.mark.xfail(strict=True, reason="needs Reshape's backward shape inference (MXNet's "
-                   "ReverseReshapeInferShape) in neomx/ops/shape.py")
 def test_deferred_input_size_under_hybridized_parent():
     net = mx.gluon.nn.HybridSequential()
     net.add(mx.gluon.nn.Dense(6, flatten=False), mx.gluon.rnn.LSTM(3, num_layers=2))

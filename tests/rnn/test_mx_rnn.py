@@ -56,8 +56,6 @@ def test_bucketing_module_training_matches_mxnet():
             close(v, ARR["bucketing/" + k], 1e-4)
 
 
-@pytest.mark.xfail(strict=True, reason="neomx's executor runs _zeros with its shape parameter "
-                   "(0, 3), not the shape inference completed (MXNet fills the inferred shape)")
 def test_default_begin_state_with_unknown_batch():
     out, _ = mx.rnn.LSTMCell(3, prefix="z_").unroll(2, mx.sym.var("data"), merge_outputs=True)
     args = {"data": mx.nd.ones((2, 2, 4))}
