@@ -45,6 +45,7 @@ from . import module as mod
 from . import runtime
 from . import gluon
 from . import rnn  # noqa: E402  (mx.rnn: symbolic recurrent cells, BucketSentenceIter)
+initializer.FusedRNN = rnn.rnn_cell.FusedRNN  # (mx.init.FusedRNN; it packs with mx.rnn's cells)
 from . import operator  # noqa: E402  (mx.operator: CustomOp, CustomOpProp, register)
 from . import monitor  # noqa: E402
 from . import monitor as mon  # noqa: E402  (mx.mon.Monitor)
