@@ -320,7 +320,7 @@ class ImageRecordIter(DataIter):
         self._threads = max(1, p["preprocess_threads"])
         self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="neomx-imgrec")
         self._prefetch = max(1, int(p["prefetch_buffer"]))
-        self._inflight = collections.deque()
+        self._pending = collections.deque()
         self._consumed = self._planner.state()
         self._data_dtype = {None: np.float32, "float32": np.float32, "uint8": np.uint8,
                             "int8": np.int8}[p["dtype"]]
@@ -465,7 +465,7 @@ class ImageRecordIter(DataIter):
         data, labels = self._new_arrays()
         futures = [self._pool.submit(self._work, rec, serial, row, data, labels)
                    for row, rec in enumerate(recs)]
-        self._inflight.append((futures, data, labels, recs, pad, self._planner.state()))
+        self._pending.append((futures, data, labels, recs, pad, self._planner.state()))
         return True
 
     def _finish(self, data, labels, recs):
@@ -475,16 +475,16 @@ class ImageRecordIter(DataIter):
         if self.first_batch is not None:
             batch, self.first_batch = self.first_batch, None
             return batch
-        while len(self._inflight) < self._prefetch and self._submit():
+        while len(self._pending) < self._prefetch and self._submit():
             pass
-        if not self._inflight:
+        if not self._pending:
             raise StopIteration
-        futures, data, labels, recs, pad, state = self._inflight.popleft()
+        futures, data, labels, recs, pad, state = self._pending.popleft()
         try:
             for f in futures:
                 f.result()
         except BaseException:
-            self._drop_inflight()
+            self._drop_pending()
             raise
         self._consumed = state
         data, labels = self._finish(data, labels, recs)
@@ -519,15 +519,15 @@ class ImageRecordIter(DataIter):
     def getpad(self):
         return self._current.pad if self._current is not None else 0
 
-    def _drop_inflight(self):
-        while self._inflight:
-            for f in self._inflight.popleft()[0]:
+    def _drop_pending(self):
+        while self._pending:
+            for f in self._pending.popleft()[0]:
                 f.cancel()
 
     def reset(self):
         """Start the next epoch (MXNet's ``BeforeFirst``: after a round batch the data carries
         on where the padding stopped; a shuffled iterator draws a new order)."""
-        self._drop_inflight()
+        self._drop_pending()
         self._planner.restore(self._consumed)
         self._planner.reset()
         self._consumed = self._planner.state()
@@ -538,7 +538,7 @@ class ImageRecordIter(DataIter):
         """Stops the decoding threads and closes the file."""
         pool = getattr(self, "_pool", None)
         if pool is not None:
-            self._drop_inflight()
+            self._drop_pending()
             pool.shutdown(wait=False)
             self._pool = None
             self._planner.source.close()
