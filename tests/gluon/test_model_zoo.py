@@ -211,11 +211,15 @@ def test_pretrained_hash_mismatch(tmp_path):
     assert path.exists()  # left for the user to inspect
 
 
-def test_pretrained_loads_file_with_matching_hash(tmp_path, monkeypatch):
+@pytest.mark.parametrize("legacy", [False, True], ids=["structural", "legacy"])
+def test_pretrained_loads_file_with_matching_hash(tmp_path, monkeypatch, legacy):
     net, x = valued_net("mobilenet0.25")
     net(x)
     src = tmp_path / "saved.params"
-    net.save_parameters(str(src))
+    if legacy:  # the store's older files: save_params' names without the model's prefix
+        net.collect_params().save(str(src), strip_prefix=net.prefix)
+    else:
+        net.save_parameters(str(src))
     sha1 = hashlib.sha1(src.read_bytes()).hexdigest()
     monkeypatch.setitem(model_store._model_sha1, "mobilenet0.25", sha1)
     root = tmp_path / "models"
