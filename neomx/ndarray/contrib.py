@@ -13,7 +13,8 @@ from .register import function_for as _function_for
 from ..ops import registry as _reg
 
 __all__: list = ["isinf", "isfinite", "isnan", "adamw_update", "mp_adamw_update",
-                 "multi_adamw_update", "multi_mp_adamw_update", "multi_lamb_update", "rand_zipfian",
+                 "multi_adamw_update", "multi_mp_adamw_update", "multi_lamb_update",
+                 "multi_mp_lamb_update", "rand_zipfian",
                  "foreach", "while_loop", "cond"]
 
 
@@ -119,6 +120,17 @@ def multi_lamb_update(weights, grads, mean, var, step_count, lrs, wds, out=None,
     return _op("_multi_lamb_update")(*temp_list, out=out, num_tensors=num_tensors,
                                      step_count=step_count, learning_rates=lrs, wds=wds,
                                      **kwargs)
+
+
+def multi_mp_lamb_update(weights, grads, mean, var, weights32, step_count, lrs, wds, out=None,
+                         num_tensors=0, **kwargs):
+    """Mixed-precision LAMB steps of several tensors (``_multi_mp_lamb_update``)."""
+    if not num_tensors:
+        num_tensors = len(weights)
+    temp_list = _flatten_list(zip(weights, grads, mean, var, weights32))
+    return _op("_multi_mp_lamb_update")(*temp_list, out=out, num_tensors=num_tensors,
+                                        step_count=step_count, learning_rates=lrs, wds=wds,
+                                        **kwargs)
 
 
 def _make(op, short):

@@ -16,6 +16,8 @@ from . import image_ops  # noqa: F401  mx.nd.image.*: to_tensor, normalize, resi
 from . import custom  # noqa: F401  Custom, _backward_Custom (mx.operator: operators written in Python)
 from . import rnn  # noqa: F401  RNN (the fused rnn_relu/rnn_tanh/lstm/gru operator)
 from . import control_flow  # noqa: F401  _foreach, _while_loop, _cond (nodes holding subgraphs)
+from . import contrib_more  # noqa: F401  khatri_rao, boolean_mask, hawkesll, _multi_mp_lamb_update
+from . import contrib_deform  # noqa: F401  DeformableConvolution, PSROIPooling, Proposal, ...
 from .registry import OpDef, OpContext, Param, Params, get, find, all_ops, register
 
 __all__ = ["registry", "OpDef", "OpContext", "Param", "Params", "get", "find", "all_ops", "register"]
