@@ -177,8 +177,9 @@ def _dconv_compute(modulated):
 
 for _mod in (False, True):
     _name = "_contrib_ModulatedDeformableConvolution" if _mod else "_contrib_DeformableConvolution"
+    _compute = _dconv_compute(_mod)
     replay_op(
-        _name, _dconv_compute(_mod), (lambda c: (lambda p, ins, oc: c(p, ins)))(_dconv_compute(_mod)),
+        _name, _compute, (lambda c: (lambda p, ins, oc: c(p, ins)))(_compute),
         _dconv_shape(_mod), params=_dconv_params(_mod), inputs=_dconv_inputs(_mod),
         hint=_name[len("_contrib_"):].lower(),
         doc=("Modulated deformable convolution (DCN v2): the offsets move each kernel tap, the "

@@ -207,7 +207,7 @@ def _multi_mp_lamb(p, ins, oc):
         w, g, mean, var, w32 = ins[i * 5:(i + 1) * 5]
         q = Params(p, wd=wds[i], t=p.step_count[i], lr=lrs[i])
         d = _lamb1_step(w32, g.float(), mean, var, q)
-        r1 = torch.linalg.vector_norm(w.float()).reshape(1)  # (MXNet: the norm of the stored weight)
+        r1 = torch.linalg.vector_norm(w.float()).reshape(1)  # (MXNet: the stored weight's norm)
         r2 = torch.linalg.vector_norm(d).reshape(1)
         new = _lamb2_step(w32, d, r1, r2, q)
         w32.copy_(new)

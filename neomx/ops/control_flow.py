@@ -57,7 +57,8 @@ class SubgraphRunner:
         return prog
 
     def forward(self, xs, oc, grad=False):
-        """The outputs for inputs ``xs``; with ``grad``, also the slot table for :meth:`backward`."""
+        """The outputs for inputs ``xs``; with ``grad``, also the slot table for
+        :meth:`backward`."""
         prog = self.program(xs, grad)
         vals = [None] * prog.num_slots
         for s, i in zip(prog.var_slots, self.arg_pos + self.aux_pos):
@@ -460,8 +461,8 @@ register(OpDef(
 
 register(OpDef(
     "_cond", _cond_forward, _cond_infer("shape"), infer_type=_cond_infer("type"),
-    params=(Param("num_args", "int", REQUIRED, "Number of input arguments, including cond, then and "
-                                           "else as three symbol inputs."),
+    params=(Param("num_args", "int", REQUIRED, "Number of input arguments, including cond, then "
+                                               "and else as three symbol inputs."),
             Param("num_outputs", "int", REQUIRED, "The number of outputs of the subgraph."),
             _locs_param("cond_input_locs", "The locations of cond's inputs in the given inputs."),
             _locs_param("then_input_locs", "The locations of then's inputs in the given inputs."),

@@ -215,7 +215,8 @@ def test_nested_foreach_nd_sym_parity():
     """A while_loop inside a foreach body: nested subgraphs (``foreach0$while_loop_cond0``)."""
     def body(F):
         def step(x, states):
-            outs, lv = F.contrib.while_loop(lambda j, s: j < 2, lambda j, s: ([s * x], [j + 1, s * x]),
+            outs, lv = F.contrib.while_loop(lambda j, s: j < 2,
+                                            lambda j, s: ([s * x], [j + 1, s * x]),
                                             [states[0], states[1]], max_iterations=2)
             return [F.sum(outs[0], axis=0)], [lv[0] * 0, lv[1]]
         return step
@@ -310,3 +311,25 @@ def test_nd_docstring_examples(fn):
     runner = doctest.DocTestRunner(verbose=False, optionflags=doctest.NORMALIZE_WHITESPACE)
     runner.run(doctest.DocTestParser().get_doctest(f.__doc__, {}, fn, None, 0))
     assert runner.summarize(verbose=False).failed == 0
+
+
+def test_foreach_infers_body_weights_and_backward_twice():
+    """Shapes flow into the body's free variables (FullyConnected's weight), and a second
+    backward after one forward gives the same gradients."""
+    x, h, w = mx.sym.var("x"), mx.sym.var("h"), mx.sym.var("w")
+    o, s = mx.sym.contrib.foreach(
+        lambda xt, st: (mx.sym.FullyConnected(xt, w, num_hidden=4, no_bias=True) + st[0],
+                        [st[0] * 2]), x, [h])
+    g = mx.sym.Group([o, s[0]])
+    args, outs, _ = g.infer_shape(x=(3, 2, 5), h=(2, 4))
+    assert args == [(3, 2, 5), (2, 4), (4, 5)] and outs == [(3, 2, 4), (2, 4)]
+    ex = g.simple_bind(mx.cpu(), x=(3, 2, 5), h=(2, 4))
+    ex.arg_dict["x"][:] = mx.nd.ones((3, 2, 5))
+    ex.forward(is_train=True)
+    heads = [mx.nd.ones((3, 2, 4)), mx.nd.ones((2, 4))]
+    ex.backward(heads)
+    first = ex.grad_dict["w"].asnumpy().copy()
+    ex.backward(heads)
+    np.testing.assert_array_equal(ex.grad_dict["w"].asnumpy(), first)
+    np.testing.assert_allclose(first, np.full((4, 5), 6.0))  # 3 steps x 2 rows of ones
+    np.testing.assert_allclose(ex.grad_dict["h"].asnumpy(), np.full((2, 4), 1 + 2 + 4 + 8.0))
