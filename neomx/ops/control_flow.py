@@ -21,81 +21,16 @@ import torch
 from ..base import MXNetError
 from .registry import REQUIRED, OpDef, Param, Params, ShapeError, register
 
-__all__ = ["SubgraphRunner", "runner_for"]
+__all__ = ["SUBGRAPH", "runner_for"]
 
 
 # --- running one subgraph -----------------------------------------------------------------------
-class SubgraphRunner:
-    """A Symbol run on torch tensors given in ``sym.list_inputs()`` order, through a program
-    compiled per (device, shapes, dtypes, gradient wanted)."""
-
-    def __init__(self, sym):
-        from ..ir import Graph
-        self.sym = sym
-        graph = Graph(list(sym._outputs))
-        self.graph = graph
-        self.inputs = graph.input_nodes
-        pos = {n: i for i, n in enumerate(self.inputs)}
-        self.arg_pos = [pos[n] for n in graph.arg_nodes]
-        self.aux_pos = [pos[n] for n in graph.aux_nodes]
-        self.num_outputs = len(sym._outputs)
-        self._programs: dict = {}
-
-    def program(self, xs, grad: bool):
-        key = (tuple((tuple(x.shape), x.dtype, x.device) for x in xs), grad)
-        prog = self._programs.get(key)
-        if prog is None:
-            from ..base import dtype_np
-            from ..graph.pipeline import compile_program
-            sig = [(tuple(x.shape), dtype_np(str(x.dtype).replace("torch.", ""))) for x in xs]
-            reqs = ["write" if grad else "null"] * len(self.arg_pos)
-            prog = compile_program(list(self.sym._outputs), [sig[i] for i in self.arg_pos],
-                                   [sig[i] for i in self.aux_pos], reqs)
-            if len(self._programs) >= 32:
-                self._programs.clear()
-            self._programs[key] = prog
-        return prog
-
-    def forward(self, xs, oc, grad=False):
-        """The outputs for inputs ``xs``; with ``grad``, also the slot table for
-        :meth:`backward`."""
-        prog = self.program(xs, grad)
-        vals = [None] * prog.num_slots
-        for s, i in zip(prog.var_slots, self.arg_pos + self.aux_pos):
-            vals[s] = xs[i]
-        prog.fwd.run(vals, oc)
-        outs = [vals[s] for s in prog.out_slots]
-        return (outs, (prog, vals)) if grad else outs
-
-    def backward(self, state, ograds, oc):
-        """Gradients (one per input, None where none flows) for head gradients ``ograds``."""
-        prog, vals = state
-        vals = list(vals)
-        for s, g in zip(prog.hg_slots, ograds):
-            if s is not None:
-                vals[s] = g
-        prog.bwd.run(vals, oc)
-        grads = [None] * len(self.inputs)
-        for k, s in enumerate(prog.grad_slots):
-            if s is not None:
-                grads[self.arg_pos[k]] = vals[s]
-        return grads
-
-    def infer(self, values, kind):
-        """Shapes (or dtypes) of the inputs and outputs from partial knowledge of the inputs."""
-        from ..graph import infer as _infer
-        known = {n: v for n, v in zip(self.inputs, values) if v is not None}
-        res = _infer.infer(self.graph, known, kind)
-        ins = [res[self.graph.entry(n, 0)] for n in self.inputs]
-        outs = [res[self.graph.entry(n, i)] for n, i in self.graph.outputs]
-        return ins, outs
-
-    def deterministic(self) -> bool:
-        return all(n.op is None or (n.op.is_deterministic(n.params) and not n.op.mutates_aux)
-                   for n in self.graph.nodes)
+# The runner compiles programs, which is the graph layer's business (ops import nothing above
+# them): neomx.graph.subgraph.SubgraphRunner installs itself here when neomx.graph is imported.
+SUBGRAPH = {"runner": None}
 
 
-def runner_for(p: Params, k: int) -> SubgraphRunner:
+def runner_for(p: Params, k: int):
     """The runner of subgraph ``k`` of a node's params (made once per params object)."""
     runners = p.get("_runners")
     if runners is None:
@@ -103,8 +38,10 @@ def runner_for(p: Params, k: int) -> SubgraphRunner:
         if not subs:
             raise MXNetError("a control-flow operator needs its subgraphs (build it with "
                              "mx.sym.contrib.foreach / while_loop / cond, or load it from JSON)")
-        runners = dict.__setitem__(p, "_runners", tuple(SubgraphRunner(s) for s in subs)) \
-            or p["_runners"]
+        make = SUBGRAPH["runner"]
+        if make is None:
+            raise MXNetError("control-flow operators need neomx.graph (import neomx)")
+        runners = dict.__setitem__(p, "_runners", tuple(make(s) for s in subs)) or p["_runners"]
     return runners[k]
 
 
