@@ -55,3 +55,22 @@ def test_nchw_forward_is_chunked_for_large_columns(monkeypatch):
     y = ck.conv_forward(counting, x, w, None, (1, 1), (0, 0), (1, 1), 1, 2)
     assert calls == [4, 4, 2]
     torch.testing.assert_close(y, conv(x, w))
+
+
+@pytest.mark.parametrize("limit", [0, 1 << 30], ids=["own kernel", "ATen"])
+@pytest.mark.parametrize("cfg", [c for c in CONFIGS if c[0] == 1], ids=str)
+def test_single_channel_weight_gradient_only(cfg, limit, monkeypatch):
+    """A first layer's backward (no data gradient): both kernel choices give ATen's values."""
+    monkeypatch.setattr(ck, "ATEN_SINGLE_CHANNEL_DW_MAX", limit)
+    c, f, h, k, s, p, d = cfg
+    g0 = torch.Generator().manual_seed(1)
+    x = torch.randn(6, c, h, h, dtype=torch.float64, generator=g0)
+    w = torch.randn(f, c, k, k, dtype=torch.float64, generator=g0)
+    y = torch.nn.functional.conv2d(x, w, None, s, p, d)
+    g = torch.randn(y.shape, dtype=torch.float64, generator=g0)
+    dx, dw, db = ck.conv_backward(g, x, w, True, (s, s), (p, p), (d, d), 1, 2, need_dx=False)
+    ref = torch.ops.aten.convolution_backward(g, x, w, [f], [s, s], [p, p], [d, d], False,
+                                              [0, 0], 1, [False, True, True])
+    assert dx is None
+    torch.testing.assert_close(dw, ref[1])
+    torch.testing.assert_close(db, ref[2])
