@@ -46,11 +46,12 @@ METRICS = {
     "autograd-mlp": ("time_s", "s", "autograd MLP: 300 steps, batch 64, record/backward/SGD"),
     "gluon-lenet": ("time_s", "s", "Gluon LeNet hybridized: 50 steps, batch 256, Trainer"),
     "gluon-lenet-imperative": ("time_s", "s", "Gluon LeNet imperative: 50 steps, batch 256"),
+    "resnet18": ("time_s", "s", "ResNet-18 hybridized: 5 train steps, batch 32, 224x224"),
     # time per image so that lower is better like the others (images/s is in the extras)
     "image-record-iter": ("us_per_image", "us/image",
                           "ImageRecordIter crop 224+mirror+normalize, batch 64, 2 threads"),
 }
-HEAVY = ("lenet", "lenet-2dev", "memory", "dist")
+HEAVY = ("lenet", "lenet-2dev", "memory", "dist", "resnet18", "image-record-iter")
 # The targets: neomx's median <= factor x the peer's median (or an absolute bound).
 TARGETS = {
     "lenet": [("mxnet", 0.6), ("torch", 0.8)],
@@ -61,6 +62,7 @@ TARGETS = {
     "autograd-mlp": [("mxnet", 0.5), ("torch", 1.3)],
     "gluon-lenet": [("mxnet", 0.6), ("torch", 0.9)],
     "gluon-lenet-imperative": [("mxnet", 0.8)],
+    "resnet18": [("mxnet", 0.7), ("torch", 1.0)],
     "image-record-iter": [("mxnet", 1.0)],  # us/image <= MXNet's, i.e. images/s >= MXNet's
 }
 BUSY_WARN = 0.10  # warn when other processes used more than 10% of the CPUs during a measurement
