@@ -481,8 +481,10 @@ def test_convolution_skips_the_data_gradient_nobody_wants(channels):
         y.backward(mx.nd.ones(y.shape))
         grads.append((w.grad.asnumpy().copy(), b.grad.asnumpy().copy()))
         x._ag = None  # (detach x from the autograd bookkeeping for the second run)
-    np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-6)
-    np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-6)
+    # (without the data gradient a small single-channel batch takes another kernel: the same
+    # sums in another order)
+    np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-5)
+    np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-5)
     sym = mx.sym.Convolution(mx.sym.var("x"), kernel=(3, 3), num_filter=4, name="c")
     ex = sym.simple_bind(mx.cpu(), x=x.shape, grad_req={"c_weight": "write", "c_bias": "write"})
     ex.arg_dict["x"][:] = x
