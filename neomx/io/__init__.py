@@ -16,7 +16,7 @@ from .idx import read_idx, read_idx_images, read_idx_labels, write_idx
 from .io import DataBatch, DataDesc, DataIter, MXDataIter, NDArrayIter
 from .mnist import MNISTIter
 from .image_record_iter import (ImageRecordIter, ImageRecordIter_v1, ImageRecordUInt8Iter,
-                                ImageRecordInt8Iter)
+                                ImageRecordUInt8Iter_v1, ImageRecordInt8Iter)
 from .image_det_record_iter import ImageDetRecordIter
 from .text_iters import CSVIter, LibSVMIter
 from .wrappers import PrefetchingIter, ResizeIter
@@ -25,7 +25,7 @@ from .utils import _getdata_by_idx, _has_instance, _init_data
 MXDataIter.register(MNISTIter)  # a C++ iterator in MXNet
 
 __all__ = ["DataDesc", "DataBatch", "DataIter", "MXDataIter", "NDArrayIter", "MNISTIter", "idx",
-           "ImageRecordIter", "ImageRecordIter_v1", "ImageRecordUInt8Iter",
+           "ImageRecordIter", "ImageRecordIter_v1", "ImageRecordUInt8Iter", "ImageRecordUInt8Iter_v1",
            "ImageRecordInt8Iter", "ImageDetRecordIter", "CSVIter", "LibSVMIter",
            "PrefetchingIter", "ResizeIter",
            "read_idx", "read_idx_images", "read_idx_labels", "write_idx"]

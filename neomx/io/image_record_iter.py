@@ -29,7 +29,7 @@ from ._rec_source import RecordSource
 from .io import DataBatch, DataDesc, DataIter
 
 __all__ = ["ImageRecordIter", "ImageRecordIter_v1", "ImageRecordUInt8Iter",
-           "ImageRecordInt8Iter"]
+           "ImageRecordUInt8Iter_v1", "ImageRecordInt8Iter"]
 
 _IR = struct.Struct("<IfQQ")
 _DTYPES = (None, "bfloat16", "float16", "float32", "float64", "int32", "int64", "int8", "uint8")
@@ -570,6 +570,14 @@ class ImageRecordUInt8Iter(ImageRecordIter):
     """:class:`ImageRecordIter` with ``dtype='uint8'`` (the raw pixels; MXNet deprecates it)."""
 
     _NAME = "ImageRecordUInt8Iter"
+    _FORCED_DTYPE = "uint8"
+
+
+class ImageRecordUInt8Iter_v1(ImageRecordIter_v1):  # noqa: N801  (MXNet's name)
+    """:class:`ImageRecordIter_v1` with ``dtype='uint8'`` (the raw pixels; MXNet deprecates it
+    for :class:`ImageRecordUInt8Iter`)."""
+
+    _NAME = "ImageRecordUInt8Iter_v1"
     _FORCED_DTYPE = "uint8"
 
 

@@ -175,3 +175,11 @@ def group_pairs(pairs):
     for k, vals in pairs:
         grouped.setdefault(k, []).extend(vals)
     return list(grouped.items())
+
+
+def __getattr__(name):
+    """``create`` (MXNet defines it here) lives in the package, which imports this module."""
+    if name == "create":
+        from . import create
+        return create
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,6 +11,7 @@ from .. import ops as _ops  # noqa: F401  (registers operators)
 from ..base import MXNetError, dtype_np, dtype_torch
 from ..context import Context, current_context
 from .ndarray import NDArray, from_torch
+from .ndarray import from_dlpack, from_numpy, to_dlpack_for_read, to_dlpack_for_write
 from .register import invoke, invoke_by_name, make_function, populate
 
 from . import sparse  # noqa: E402  (mx.nd.sparse; before populate: it supplies cast_storage)
@@ -161,4 +162,5 @@ normal = _internal_dict["_random_normal"]
 
 __all__ = list(_functions.__all__) + ["NDArray", "sparse", "array", "empty", "zeros", "ones", "full", "arange", "waitall",
            "zeros_like", "ones_like", "concatenate", "moveaxis", "random", "contrib", "linalg", "image",
-           "save", "load", "load_frombuffer"]
+           "save", "load", "load_frombuffer", "from_numpy", "from_dlpack", "to_dlpack_for_read",
+           "to_dlpack_for_write"]

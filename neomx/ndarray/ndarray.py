@@ -17,7 +17,8 @@ from .tape import FLAGS as _AG  # per-thread autograd flags (``_AG.recording``)
 py_slice = slice  # MXNet's name for the builtin (``mx.nd.ndarray.py_slice``)
 from .tape import RECORDING as _REC  # number of threads recording (0: skip the flag)
 
-__all__ = ["NDArray", "from_torch", "check_same_device"]
+__all__ = ["NDArray", "from_torch", "check_same_device", "from_numpy", "from_dlpack",
+           "to_dlpack_for_read", "to_dlpack_for_write"]
 
 
 def from_torch(t: torch.Tensor, ctx: Context, var: engine.Var | None = None) -> "NDArray":
@@ -505,10 +506,197 @@ class NDArray:
         engine.wait_for(self)
         return self._data
 
+    def to_dlpack_for_read(self):
+        """A DLPack capsule sharing this array's memory, once pending writes are done
+        (:func:`to_dlpack_for_read`)."""
+        return to_dlpack_for_read(self)
+
+    def to_dlpack_for_write(self):
+        """A DLPack capsule sharing this array's memory, once pending reads and writes are
+        done (:func:`to_dlpack_for_write`)."""
+        return to_dlpack_for_write(self)
+
 
 def _rebuild(arr, devtype, devid):
     from . import array
     return array(arr, ctx=Context(devtype, devid), dtype=arr.dtype)
+
+
+# --- DLPack and zero-copy numpy (MXNet's bridge, here through torch.utils.dlpack) -------------
+def _sync_device(t: torch.Tensor):
+    """Finish the device's queued kernels so a DLPack consumer sees the values."""
+    if t.is_cuda:
+        torch.cuda.current_stream(t.device).synchronize()
+
+
+def to_dlpack_for_read(data):
+    """Returns a reference view of NDArray that represents as DLManagedTensor until
+    all previous write operations on the current array are finished.
+
+    Parameters
+    ----------
+    data : NDArray
+        input data.
+
+    Returns
+    -------
+    PyCapsule (the pointer of DLManagedTensor)
+        a reference view of NDArray that represents as DLManagedTensor.
+
+    Examples
+    --------
+    >>> import neomx as mx
+    >>> x = mx.nd.ones((2, 3))
+    >>> y = mx.nd.to_dlpack_for_read(x)
+    >>> type(y).__name__
+    'PyCapsule'
+    >>> mx.nd.from_dlpack(y).asnumpy()
+    array([[1., 1., 1.],
+           [1., 1., 1.]], dtype=float32)
+    """
+    data.wait_to_read()
+    from torch.utils import dlpack
+    return dlpack.to_dlpack(data._data.detach())
+
+
+def to_dlpack_for_write(data):
+    """Returns a reference view of NDArray that represents as DLManagedTensor until
+    all previous read/write operations on the current array are finished.
+
+    Parameters
+    ----------
+    data : NDArray
+        input data.
+
+    Returns
+    -------
+    PyCapsule (the pointer of DLManagedTensor)
+        a reference view of NDArray that represents as DLManagedTensor.
+
+    Examples
+    --------
+    >>> import neomx as mx
+    >>> x = mx.nd.ones((2, 3))
+    >>> u = mx.nd.from_dlpack(mx.nd.to_dlpack_for_write(x))
+    >>> u += 1
+    >>> x.asnumpy()
+    array([[2., 2., 2.],
+           [2., 2., 2.]], dtype=float32)
+    """
+    engine.push(lambda: None, writes=(data,))  # MXNDArrayWaitToWrite: earlier reads and writes
+    _sync_device(data._data)
+    from torch.utils import dlpack
+    return dlpack.to_dlpack(data._data.detach())
+
+
+_DLTENSOR = b"dltensor"
+
+
+def _is_dltensor_capsule(obj) -> bool:
+    import ctypes
+    is_valid = ctypes.pythonapi.PyCapsule_IsValid
+    is_valid.restype = ctypes.c_int
+    is_valid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    return bool(is_valid(obj, _DLTENSOR))
+
+
+def from_dlpack(dlpack):
+    """Returns a NDArray backed by a dlpack tensor (memory shared, the capsule consumed).
+
+    Parameters
+    ----------
+    dlpack : PyCapsule (the pointer of DLManagedTensor)
+        input data
+
+    Returns
+    -------
+    NDArray
+        a NDArray backed by a dlpack tensor
+
+    Examples
+    --------
+    >>> import neomx as mx
+    >>> x = mx.nd.ones((2, 3))
+    >>> z = mx.nd.from_dlpack(mx.nd.to_dlpack_for_read(x))
+    >>> type(z).__name__, z.shape
+    ('NDArray', (2, 3))
+    """
+    if not _is_dltensor_capsule(dlpack):  # (MXNet asserts, with a ValueError as the message)
+        raise AssertionError(ValueError(
+            'Invalid DLPack Tensor. DLTensor capsules can be consumed only once.'))
+    from torch.utils import dlpack as _dlpack
+    t = _dlpack.from_dlpack(dlpack)
+    if t.is_cuda:
+        ctx = Context("gpu", t.device.index or 0)
+    else:
+        ctx = Context("cpu", 0)
+    dtype_np(t.dtype)  # MXNetError for a dtype neomx has no NDArray of
+    return from_torch(t, ctx)
+
+
+# numpy dtypes MXNet's from_numpy hands to DLPack (its DLDataType.TYPE_MAP)
+_DLPACK_NP_DTYPES = frozenset(("int32", "int64", "bool", "uint8", "uint32", "uint64", "float16",
+                               "float32", "float64"))
+
+
+def from_numpy(ndarray, zero_copy=True, array_cls=NDArray):
+    """Returns an MXNet's ndarray backed by numpy's ndarray.
+    When `zero_copy` is set to be true,
+    this API consumes numpy's ndarray and produces MXNet's ndarray
+    without having to copy the content. In this case, we disallow
+    users to modify the given numpy ndarray, and it is suggested
+    not to read the numpy ndarray as well for internal correctness.
+
+    Parameters
+    ----------
+    ndarray : numpy.ndarray
+        input data
+    zero_copy : bool
+        Whether we use DLPack's zero-copy conversion to convert to MXNet's NDArray.
+        This is only available for c-contiguous arrays, i.e. array.flags[C_CONTIGUOUS] == True.
+    array_cls : ndarray class type
+        The class type of the output array.
+
+    Returns
+    -------
+    NDArray
+        a NDArray backed by a dlpack tensor
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import neomx as mx
+    >>> a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    >>> b = mx.nd.from_numpy(a)
+    >>> a.flags['WRITEABLE']
+    False
+    >>> b[0, 0] = 7
+    >>> float(a[0, 0])
+    7.0
+    """
+    if not zero_copy:
+        from . import array
+        return array(ndarray, dtype=ndarray.dtype)
+    if not ndarray.flags['C_CONTIGUOUS']:
+        raise ValueError("Only c-contiguous arrays are supported for zero-copy")
+    writeable = ndarray.flags['WRITEABLE']
+    ndarray.flags['WRITEABLE'] = False  # (numpy's error for array scalars, as MXNet's)
+    if str(ndarray.dtype) not in _DLPACK_NP_DTYPES:
+        raise ValueError(str(ndarray.dtype) + " is not supported.")
+    if writeable:
+        ndarray.flags['WRITEABLE'] = True  # (torch warns about read-only arrays)
+        t = torch.from_numpy(ndarray)
+        ndarray.flags['WRITEABLE'] = False
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            t = torch.from_numpy(ndarray)
+    res = from_torch(t, Context("cpu", 0))
+    if array_cls is not NDArray:
+        out = _new(array_cls)
+        out._data, out._ctx = t, res._ctx
+        return out
+    return res
 
 
 # Functions MXNet's ``mxnet.ndarray.ndarray`` defines and neomx defines in the ``mx.nd`` package
@@ -518,7 +706,7 @@ _PACKAGE_NAMES = frozenset((
     "greater_equal", "histogram", "imdecode", "lesser", "lesser_equal", "linspace", "logical_and",
     "logical_or", "logical_xor", "maximum", "minimum", "modulo", "moveaxis", "multiply",
     "not_equal", "onehot_encode", "ones", "power", "split_v2", "subtract", "true_divide",
-    "waitall", "zeros", "from_numpy", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write"))
+    "waitall", "zeros"))
 
 
 def __getattr__(name):

@@ -136,7 +136,9 @@ def test_defaults_and_registry():
     assert [o.aggregate_num, o.lr, o.epsilon] == misc["lamb_attrs"]
     o = mx.optimizer.LARS()
     assert [o.aggregate_num, o.eta, o.eps, o.momentum_correction] == misc["lars_attrs"]
-    assert sorted(mx.optimizer.Optimizer.opt_registry) == misc["registry"]
+    # (contrib.svrg_optimization registers two more when imported, in MXNet too)
+    svrg = {"_svrgoptimizer", "_assignmentoptimizer"}
+    assert sorted(set(mx.optimizer.Optimizer.opt_registry) - svrg) == misc["registry"]
     for cls in (mx.optimizer.LARS, mx.optimizer.LBSGD, mx.optimizer.LAMB):
         assert cls.__module__ == "neomx.optimizer.optimizer"
         assert getattr(mx.optimizer.optimizer, cls.__name__) is cls
