@@ -1,5 +1,7 @@
-"""``gluon.contrib``: MXNet 1.9.1's contributed Gluon layers (``contrib.nn`` so far; its rnn,
-cnn, data and estimator packages are not in neomx yet)."""
+"""``gluon.contrib``: MXNet 1.9.1's contributed Gluon packages (``nn``, ``estimator`` and
+``cnn`` so far; its rnn and data packages are not in neomx yet)."""
 from . import nn
+from . import estimator
+from . import cnn
 
-__all__ = ["nn"]
+__all__ = ["nn", "estimator", "cnn"]
