@@ -3,5 +3,6 @@
 from . import nn
 from . import estimator
 from . import cnn
+from . import rnn
 
 __all__ = ["nn", "estimator", "cnn"]
