@@ -47,6 +47,7 @@ METRICS = {
     "gluon-lenet": ("time_s", "s", "Gluon LeNet hybridized: 50 steps, batch 256, Trainer"),
     "gluon-lenet-imperative": ("time_s", "s", "Gluon LeNet imperative: 50 steps, batch 256"),
     "resnet18": ("time_s", "s", "ResNet-18 hybridized: 5 train steps, batch 32, 224x224"),
+    "lstm-lm": ("time_s", "s", "Gluon LSTM LM hybridized: 20 steps, 2x200, batch 32, seq 35"),
     # time per image so that lower is better like the others (images/s is in the extras)
     "image-record-iter": ("us_per_image", "us/image",
                           "ImageRecordIter crop 224+mirror+normalize, batch 64, 2 threads"),
@@ -63,6 +64,8 @@ TARGETS = {
     "gluon-lenet": [("mxnet", 0.6), ("torch", 0.9)],
     "gluon-lenet-imperative": [("mxnet", 0.8)],
     "resnet18": [("mxnet", 0.7), ("torch", 1.0)],
+    # steps/s >= MXNet's and >= 0.9x PyTorch's: time <= MXNet's and <= 1/0.9 x PyTorch's
+    "lstm-lm": [("mxnet", 1.0), ("torch", 1.0 / 0.9)],
     "image-record-iter": [("mxnet", 1.0)],  # us/image <= MXNet's, i.e. images/s >= MXNet's
 }
 BUSY_WARN = 0.10  # warn when other processes used more than 10% of the CPUs during a measurement

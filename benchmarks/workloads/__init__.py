@@ -4,7 +4,8 @@ written the natural way), both returning ``{"value": float, "extra": {...}}`` wh
 the workload's metric (see ``METRIC``). ``cfg`` holds ``quick`` (bool), ``threads`` and ``seed``.
 """
 NAMES = ("mlp", "lenet", "lenet-2dev", "imperative", "bind", "memory", "dist", "autograd-mlp",
-         "gluon-lenet", "gluon-lenet-imperative", "resnet18", "image-record-iter")
+         "gluon-lenet", "gluon-lenet-imperative", "resnet18", "image-record-iter",
+         "lstm-lm")
 
 
 def load(name):
