@@ -211,21 +211,32 @@ class Parameter:
             raise RuntimeError(f"Parameter '{self.name}' has not been initialized")
         return self._ctx_list
 
+    def _get_row_sparse(self, arr_list, ctx, row_id):
+        if not isinstance(row_id, ndarray.NDArray):
+            raise TypeError(f"row_id must have NDArray type, but {type(row_id)} is given")
+        if not self._trainer:
+            raise RuntimeError(f"Cannot get row_sparse data for Parameter '{self.name}' when no "
+                               "Trainer is created with it.")
+        results = self._check_and_get(arr_list, ctx)
+        self._trainer._row_sparse_pull(self, results, row_id)  # (from the trainer's store)
+        return results
+
     def row_sparse_data(self, row_id):
+        """A row_sparse copy on ``row_id``'s context holding the rows ``row_id`` (pulled
+        from the Trainer's KVStore)."""
         if self._stype != "row_sparse":
             raise RuntimeError(f"Cannot return a copy of Parameter {self.name} via "
                                "row_sparse_data() because its storage type is "
                                f"{self._stype}. Please use data() instead.")
-        raise MXNetError("row_sparse parameters need sparse NDArrays, which neomx does not "
-                         "support yet")
+        return self._get_row_sparse(self._data, row_id.context, row_id)
 
     def list_row_sparse_data(self, row_id):
+        """``row_sparse_data`` on every context, in creation order."""
         if self._stype != "row_sparse":
             raise RuntimeError(f"Cannot return copies of Parameter '{self.name}' on all contexts "
                                "via list_row_sparse_data() because its storage type is "
                                f"{self._stype}. Please use data() instead.")
-        raise MXNetError("row_sparse parameters need sparse NDArrays, which neomx does not "
-                         "support yet")
+        return self._get_row_sparse(self._data, list, row_id)
 
     # --- initialization -----------------------------------------------------------------------
     def initialize(self, init=None, ctx=None, default_init=initializer.Uniform(),
@@ -266,6 +277,8 @@ class Parameter:
                 data = ndarray.zeros(self.shape, dtype=self.dtype, ctx=cpu())
                 initializer.create(default_init)(
                     initializer.InitDesc(self.name, {"__init__": init}), data)
+            if self._stype != "default":
+                data = data.tostype(self._stype)
             self._init_impl(data, ctx)
 
     def _init_impl(self, data, ctx_list):
@@ -283,11 +296,18 @@ class Parameter:
         if self.grad_req == "null":
             self._grad = None
             return
-        self._grad = [ndarray.zeros(i.shape, dtype=i.dtype, ctx=i.context) for i in self._data]
+        self._grad = [ndarray.zeros(i.shape, dtype=i.dtype, ctx=i.context, stype=self._grad_stype)
+                      for i in self._data]
         autograd.mark_variables(self._check_and_get(self._data, list), self._grad, self.grad_req)
 
     def _reduce(self):
         """The value averaged over contexts, on the CPU (what is saved)."""
+        if self._stype != "default":  # (every row, from the trainer's store)
+            data = ndarray.zeros(self.shape, stype=self._stype, ctx=cpu())
+            self._trainer._row_sparse_pull(self, data, ndarray.arange(0, self.shape[0],
+                                                                      dtype="int64", ctx=cpu()),
+                                           full_idx=True)
+            return data
         block = self.list_data()
         if len(block) > 1:
             return ndarray.add_n(*(w.copyto(cpu()) for w in block)) / len(block)

@@ -158,8 +158,8 @@ class Trainer:
         config = self._kvstore_params
         wanted = config["update_on_kvstore"]
         if self._contains_sparse_weight or self._contains_sparse_grad:
-            raise ValueError("row_sparse weights and gradients need sparse NDArrays, which "
-                             "neomx does not support yet")
+            self._init_sparse_kvstore(config)
+            return
         arg_arrays = {p.name: p.data(self._contexts[0]) for p in self._params}
         kvstore, update_on_kvstore = _create_kvstore(config["kvstore"], len(self._contexts),
                                                      arg_arrays)
@@ -187,6 +187,42 @@ class Trainer:
         else:
             self._kvstore = None
             self._update_on_kvstore = None
+        self._kv_initialized = True
+
+    def _init_sparse_kvstore(self, config):
+        """MXNet's stores for sparse training: row_sparse weights live in a store that runs
+        the optimizer (row_sparse_pull before forward, push of the gradients after backward);
+        dense weights with sparse gradients update locally unless the store is distributed."""
+        from .. import kvstore as kvs
+        wanted = config["update_on_kvstore"]
+        if self._contains_sparse_weight:
+            kvstore = config["kvstore"]
+            if isinstance(kvstore, str):
+                kvstore = kvs.create(kvstore)
+            elif not isinstance(kvstore, KVStoreBase):
+                raise TypeError(f"Cannot create '{kvstore}' KVStore with row_sparse parameters. "
+                                "The type must be KVStore or str.")
+            update_on_kvstore = True
+            self._distributed = "dist" in kvstore.type
+            if wanted is False:
+                raise ValueError("Cannot set update_on_kvstore=False when sparse weights are "
+                                 "present.")
+        else:
+            arg_arrays = {p.name: p.data(self._contexts[0]) for p in self._params}
+            kvstore, _ = _create_kvstore(config["kvstore"], len(self._contexts), arg_arrays)
+            self._distributed = "dist" in kvstore.type if kvstore else False
+            update_on_kvstore = self._distributed
+            if wanted is not None:
+                if wanted is False and self._distributed:
+                    raise ValueError("Cannot set update_on_kvstore=False on dist kvstore when "
+                                     "sparse gradients are present.")
+                update_on_kvstore = wanted
+        if kvstore:
+            if update_on_kvstore:
+                kvstore.set_optimizer(self._optimizer)
+            self._kvstore, self._update_on_kvstore = kvstore, update_on_kvstore
+        else:
+            self._kvstore, self._update_on_kvstore = None, None
         self._kv_initialized = True
 
     def _init_kv_and_params(self):
@@ -262,7 +298,12 @@ class Trainer:
             if param.grad_req == "null":
                 continue
             grads = param.list_grad()
-            if self._update_on_kvstore:
+            if grads[0].stype != "default":  # (sparse: push, then pull what is dense)
+                self._kvstore.push(i, grads, priority=-i)
+                if param._stype == "default":
+                    pull = param.list_data() if self._update_on_kvstore else grads
+                    self._kvstore.pull(i, pull, priority=-i, ignore_sparse=self._distributed)
+            elif self._update_on_kvstore:
                 # push the gradients, pull the updated weights
                 self._kvstore.pushpull(i, grads, out=param.list_data(), priority=-i)
             else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import engine
 from .. import optimizer as opt
-from ..base import MXNetError, NotSupportedForSparseNDArray, shape_str
+from ..base import MXNetError, shape_str
 from ..context import Context, cpu
 from ..ndarray.ndarray import NDArray, from_torch
 from .base import KVStoreBase, group_pairs, key_value_pairs
@@ -146,10 +146,33 @@ class KVStore(KVStoreBase):
         self.pull(key, out, priority)
 
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
-        """Not supported: neomx has no row_sparse storage."""
-        raise NotSupportedForSparseNDArray(
-            "row_sparse_pull is not supported: neomx has no row_sparse NDArrays (MXNet expects "
-            "row_sparse storage type for row_sparse_pull values); use pull instead")
+        """Copy the rows ``row_ids`` (an NDArray per ``out``, or one for all) of each key's
+        stored value into the row_sparse arrays ``out``: each gets the sorted unique rows asked
+        for (zero rows included), nothing else."""
+        assert out is not None
+        assert row_ids is not None
+        if isinstance(row_ids, NDArray):
+            row_ids = [row_ids]
+        assert isinstance(row_ids, list), "row_ids should be NDArray or list of NDArray"
+        first_out = out
+        single_rowid = len(row_ids) == 1 and isinstance(out, list)
+        if single_rowid:
+            first_out = [out[0]]
+        pairs = self._pairs(key, first_out)
+        id_pairs = self._pairs(key, row_ids)
+        outs = [o for _, vals in pairs for o in vals]
+        ids = [r for _, vals in id_pairs for r in vals]
+        assert len(ids) == len(outs), "the number of row_ids doesn't match the number of values"
+        keys = [k for k, vals in pairs for _ in vals]
+        for k, o, r in zip(keys, outs, ids):
+            if o.stype != "row_sparse":
+                raise MXNetError("Check failed: out->storage_type() == kRowSparseStorage: "
+                                 "row_sparse_pull expects row_sparse storage type for out")
+            from ..ndarray.sparse_grad import pull_rows
+            pull_rows(self._lookup(k), r, o)
+        if single_rowid:
+            for o in out[1:]:
+                out[0].copyto(o)
 
     def set_gradient_compression(self, compression_params):
         """Gradient compression: rejected for local stores (as in MXNet) and not implemented
@@ -207,6 +230,9 @@ class KVStore(KVStoreBase):
         if len(values) == 1:
             return values[0]
         ctx = self._reduce_context(values)
+        if any(v.__class__ is not NDArray for v in values):  # (row_sparse: the union of rows)
+            from ..ndarray import add_n
+            return add_n(*(v if v.context == ctx else v.copyto(ctx) for v in values))
         dev = ctx.torch_device
         srcs = [v._data for v in values]
 

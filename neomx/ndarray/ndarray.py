@@ -463,9 +463,14 @@ class NDArray:
 
     def attach_grad(self, grad_req="write", stype=None):
         """Attach a zero gradient buffer (``.grad``) and mark this array as a variable for
-        ``autograd``; ``grad_req`` is 'write', 'add' or 'null'."""
+        ``autograd``; ``grad_req`` is 'write', 'add' or 'null'; ``stype`` the buffer's storage
+        type ('row_sparse': gradients are stored as row_sparse)."""
         from .tape import mark_variables
-        g = from_torch(torch.zeros_like(self._data), self._ctx)
+        if stype is not None and stype != "default":  # (a sparse buffer: mx.nd.sparse's zeros)
+            from .sparse import zeros as _sparse_zeros
+            g = _sparse_zeros(stype, self.shape, ctx=self._ctx, dtype=self.dtype)
+        else:
+            g = from_torch(torch.zeros_like(self._data), self._ctx)
         mark_variables([self], [g], grad_req)
 
     @property

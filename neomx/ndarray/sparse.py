@@ -423,18 +423,29 @@ def invoke_sparse(op, p, inputs, out=None, ctx=None, is_train=False):
     stypes = [a.stype for a in inputs]
     out_stypes = None
     recording = _REC.n and _AG.recording
-    if op.infer_storage_type is not None and not recording and op.num_outputs(p) == 1:
+    if op.infer_storage_type is not None and op.num_outputs(p) == 1:
         out_stypes = op.infer_storage_type(p, stypes, [a.shape for a in inputs])
-    if out_stypes is None or isinstance(out_stypes, _sp.Fallback):
-        # MXNet's fallback: the dense form on dense copies of the sparse inputs
-        want = out_stypes or ["default"] * op.num_visible_outputs(p)
-        if any(s != "default" for s in stypes):
+    if recording or out_stypes is None or isinstance(out_stypes, _sp.Fallback):
+        # MXNet's fallback: the dense form on dense copies of the sparse inputs. While
+        # recording, supported calls also run densely (no warning) so that the tape records
+        # them: the copies carry the sparse inputs' autograd entries, and the node remembers
+        # its sparse inputs for the row_sparse gradient rules (sparse_grad.py).
+        fallback = out_stypes is None or isinstance(out_stypes, _sp.Fallback)
+        want = out_stypes if fallback and out_stypes else \
+            ["default"] * op.num_visible_outputs(p)
+        if fallback and any(s != "default" for s in stypes):
             _warn(_FALLBACK.format(op=op.name, ins="".join(f"{s}, " for s in stypes),
                                    outs="".join(f"{s}, " for s in want),
                                    params=_given(op, p), dev=_dev_name(ctx)))
         dense = [to_dense_array(a) for a in inputs]
+        if recording:
+            for d, a in zip(dense, inputs):
+                if d is not a:
+                    d._ag = a._ag
         res = _register.invoke(op, p, dense, out=None, ctx=ctx, is_train=is_train)
-        if out_stypes:
+        if recording:
+            _sgrad.remember(res, inputs)
+        elif out_stypes:
             res = _result(_sp.dense_to(res._data, out_stypes[0]), ctx)
     else:
         for a in inputs:
@@ -463,6 +474,7 @@ def to_dense_array(a: NDArray) -> NDArray:
 
 
 _register.SPARSE_HOOK[:] = [has_sparse, invoke_sparse]
+from . import sparse_grad as _sgrad  # noqa: E402  (row_sparse gradients; needs the classes)
 
 
 # --- construction ------------------------------------------------------------------------------------

@@ -297,6 +297,12 @@ def run_backward(heads, head_grads=None, variables=None, retain_graph=False, cre
     return None
 
 
+# {operator name: rule(node, ins, outs, ograds) -> input gradients, or None for the op's own
+# gradient rule}: the operators whose gradients can come out row_sparse (Embedding with
+# sparse_grad, dot of a csr input), filled by neomx/ndarray/sparse.py.
+SPARSE_GRAD: dict = {}
+
+
 def _propagate(order, entries, grads_in, targets, needs, targets_here):
     """Run the gradient rules; returns {target entry: summed gradient NDArray}.
     ``targets_here``: some targets may be operator outputs (not leaves)."""
@@ -337,7 +343,10 @@ def _propagate(order, entries, grads_in, targets, needs, targets_here):
         ins = [_wrap(t, ctx, e) for t, e in zip(node.ins, in_entries)]
         F.wanted = tuple(e is not None and e[0] in needs for e in in_entries)
         try:
-            in_grads = op.gradient(F, node.p, ins, outs, ograds)
+            rule = SPARSE_GRAD.get(op.name) if SPARSE_GRAD else None
+            in_grads = rule(node, ins, outs, ograds) if rule is not None else None
+            if in_grads is None:
+                in_grads = op.gradient(F, node.p, ins, outs, ograds)
         finally:
             F.wanted = None
         for e, g in zip(in_entries, in_grads):
@@ -362,6 +371,10 @@ def _store(leaves, results):
             continue
         leaf.fresh = True
         g = results.get((leaf, 0))
+        if buf.__class__ is not _nd.NDArray or (g is not None and g.__class__ is not _nd.NDArray):
+            from .sparse_grad import store_grad  # (a sparse buffer or gradient)
+            store_grad(buf, g, req)
+            continue
         dst = buf._data
         if g is None:
             if req == "write":

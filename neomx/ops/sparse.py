@@ -580,3 +580,12 @@ register(OpDef(
     doc="Keeps the rows of a row_sparse array listed in indices; the other rows become zero."))
 storage_rule(["_sparse_retain"], _retain_infer,
              lambda p, ins, st, oc: retain_rows(ins[0], ins[1]))
+
+
+def _embedding_infer(p, stypes, shapes=None):
+    if stypes[0] == "default" and stypes[1] == "row_sparse":
+        return ["default"]  # (SparseEmbedding's row_sparse weight)
+    return None
+
+
+storage_rule(["Embedding"], _embedding_infer, _dense_forward("Embedding"))

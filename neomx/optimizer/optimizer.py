@@ -29,9 +29,11 @@ import warnings
 import numpy
 
 from .. import engine
+from ..base import MXNetError
 from ..ndarray import NDArray, zeros
 from ..ndarray import abs as NDabs  # noqa: N812  (MXNet's optimizer module exports it)
 from . import kernels as K
+from . import sparse as _sparse
 
 __all__ = ["Optimizer", "register", "create", "SGD", "ccSGD", "NAG", "Signum", "Adam", "Adamax",
            "Nadam", "AdaGrad", "RMSProp", "AdaDelta", "Ftrl", "FTML", "DCASGD", "SGLD", "Test",
@@ -299,7 +301,7 @@ class SGD(Optimizer):
         state = momentum * state + rescaled_grad
         weight = weight - state
 
-    ``lazy_update`` only matters for sparse arrays (neomx has none). With ``multi_precision``
+    ``lazy_update``: with a row_sparse gradient only its rows are updated. With ``multi_precision``
     the state of a float16 weight is ``(momentum or None, float32 master copy)``. Lists of
     indices are accepted (MXNet's aggregated update; ``aggregate_num`` per call).
 
@@ -313,6 +315,8 @@ class SGD(Optimizer):
     >>> w.asnumpy()
     array([0.9, 0.9], dtype=float32)
     """
+
+    _sparse_updates = True  # (row_sparse gradients: neomx/optimizer/sparse.py)
 
     def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
         super().__init__(**kwargs)
@@ -335,6 +339,9 @@ class SGD(Optimizer):
         lrs, wds = self._get_lrs(indices), self._get_wds(indices)
         rescale, clip, momentum = self.rescale_grad, self._kernel_clip(), self.momentum
         for w, g, s, lr, wd in zip(weights, grads, states, lrs, wds):
+            if g.__class__ is not NDArray or w.__class__ is not NDArray:  # (sparse)
+                self._sparse_update(w, g, s, lr, wd, multi_precision)
+                continue
             wt, gt = w._data, g._data
             if not multi_precision:
                 if momentum > 0:
@@ -353,6 +360,21 @@ class SGD(Optimizer):
                     fn = (lambda wt=wt, gt=gt, w32=w32, lr=lr, wd=wd:
                           K.mp_sgd(wt, gt, w32, lr, wd, rescale, clip))
             _push(fn, w, g, s)
+
+    def _sparse_update(self, w, g, s, lr, wd, multi_precision):
+        """A row_sparse gradient: lazy (its rows only) or standard (MXNet's sgd_*update)."""
+        if multi_precision:
+            s = s[0]
+        if not _sparse.is_sparse(g):
+            g = g.tostype("default")
+        args = (lr, wd, self.momentum, self.rescale_grad, self._kernel_clip())
+        if self.momentum > 0:
+            fn = lambda: _sparse.run(K.sgd_mom, w, g, [s], args, self.lazy_update)  # noqa: E731
+        else:
+            fn = lambda: _sparse.run(  # noqa: E731
+                lambda wt, gt, *a: K.sgd(wt, gt, a[0], a[1], a[3], a[4]), w, g, [], args,
+                self.lazy_update)
+        _push(fn, w, g, s)
 
     def update(self, index, weight, grad, state):
         self._update_impl(index, weight, grad, state, multi_precision=False)
@@ -463,6 +485,8 @@ class Adam(Optimizer):
     weight decay is added.
     """
 
+    _sparse_updates = True  # (row_sparse gradients: neomx/optimizer/sparse.py)
+
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
                  lazy_update=True, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
@@ -482,6 +506,11 @@ class Adam(Optimizer):
         lr *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
         args = (lr, wd, self.beta1, self.beta2, self.epsilon, self.rescale_grad,
                 self._kernel_clip())
+        if grad.__class__ is not NDArray or weight.__class__ is not NDArray:  # (sparse)
+            _push(lambda: _sparse.run(K.adam, weight, grad, list(state), args,
+                                      self.lazy_update and _sparse.is_sparse(grad)),
+                  weight, grad, state)
+            return
         wt, gt, mt, vt = weight._data, grad._data, state[0]._data, state[1]._data
         _push(lambda: K.adam(wt, gt, mt, vt, *args), weight, grad, state)
 
@@ -557,6 +586,8 @@ class AdaGrad(Optimizer):
         weight += (grad / sqrt(history + eps) + weight * wd) * -lr
     """
 
+    _sparse_updates = True  # (row_sparse gradients: neomx/optimizer/sparse.py)
+
     def __init__(self, eps=1e-7, **kwargs):
         super().__init__(**kwargs)
         self.float_stable_eps = eps
@@ -569,6 +600,16 @@ class AdaGrad(Optimizer):
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         args = (lr, wd, self.float_stable_eps, self.rescale_grad, self.clip_gradient)
+        if grad.__class__ is not NDArray and grad.stype == "row_sparse":
+            if wd != 0:  # (MXNet's sparse adagrad_update)
+                raise MXNetError("Check failed: param.wd == 0.0f (" + f"{wd:g}" + " vs. 0) : "
+                                 "sparse adagrad_update does not support wd.")
+            rule_args = (lr, self.float_stable_eps, self.rescale_grad, self.clip_gradient)
+            _push(lambda: _sparse.run(_sparse.adagrad_rows, weight, grad, [state], rule_args),
+                  weight, grad, state)
+            return
+        if grad.__class__ is not NDArray:
+            grad = _sparse.dense_grad(grad)
         wt, gt, ht = weight._data, grad._data, state._data
         _push(lambda: K.adagrad(wt, gt, ht, *args), weight, grad, state)
 
@@ -656,6 +697,8 @@ class Ftrl(Optimizer):
         w = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / learning_rate + wd) * (abs(z) > lamda1)
     """
 
+    _sparse_updates = True  # (row_sparse gradients: neomx/optimizer/sparse.py)
+
     def __init__(self, lamda1=0.01, learning_rate=0.1, beta=1, **kwargs):
         super().__init__(**kwargs)
         self.lamda1 = lamda1
@@ -670,6 +713,11 @@ class Ftrl(Optimizer):
         self._update_count(index)
         wd, lr = self._get_wd(index), self._get_lr(index)
         args = (lr, wd, self.lamda1, self.beta, self.rescale_grad, self._kernel_clip())
+        if grad.__class__ is not NDArray or weight.__class__ is not NDArray:  # (sparse)
+            lazy = weight.stype == "row_sparse" and grad.stype == "row_sparse"
+            _push(lambda: _sparse.run(K.ftrl, weight, grad, list(state), args, lazy),
+                  weight, grad, state)
+            return
         wt, gt, zt, nt = weight._data, grad._data, state[0]._data, state[1]._data
         _push(lambda: K.ftrl(wt, gt, zt, nt, *args), weight, grad, state)
 

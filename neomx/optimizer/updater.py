@@ -51,11 +51,16 @@ class Updater:
             if isinstance(idx, bytes):
                 indices[i] = idx = idx.decode()
             if idx not in self.states:
-                self.states[idx] = self.optimizer.create_state_multi_precision(idx, weights[i])
+                w = weights[i]
+                if w.__class__ is not NDArray:  # (a row_sparse weight: dense states)
+                    w = w.tostype("default")
+                self.states[idx] = self.optimizer.create_state_multi_precision(idx, w)
                 self.states_synced[idx] = True
             elif not self.states_synced[idx]:
                 self.states[idx] = self.sync_state_context(self.states[idx], weights[i].context)
                 self.states_synced[idx] = True
+        if not getattr(self.optimizer, "_sparse_updates", False):
+            grads = [g if g.__class__ is NDArray else g.tostype("default") for g in grads]
         if self.aggregate_updates:
             self._aggregated(indices, weights, grads)
         else:

@@ -78,9 +78,12 @@ def test_syncbatchnorm_devices():
         two(mx.nd.ones((2, 2, 3)))
 
 
-def test_sparse_embedding_is_a_clear_error():
-    with pytest.raises(MXNetError, match="sparse"):
-        cnn.SparseEmbedding(10, 4)
+def test_sparse_embedding_needs_a_trainer():
+    layer = cnn.SparseEmbedding(10, 4)  # (training: tests/sparse/test_sparse_gluon.py)
+    layer.initialize()
+    assert layer.weight.stype == "row_sparse" and layer.weight._grad_stype == "row_sparse"
+    with pytest.raises(RuntimeError, match="no Trainer"):
+        layer(mx.nd.array([1, 2]))
 
 
 def test_public_layers():

@@ -290,9 +290,9 @@ def test_batchnormrelu_forward_is_a_clear_error():
         net(mx.nd.ones((2, 3, 4)))
 
 
-def test_embedding_sparse_grad_is_a_clear_error():
-    with pytest.raises(MXNetError, match="sparse"):
-        nn.Embedding(4, 3, sparse_grad=True)
+def test_embedding_sparse_grad_has_a_row_sparse_gradient():
+    layer = nn.Embedding(4, 3, sparse_grad=True)
+    assert layer.weight._grad_stype == "row_sparse"  # (values: tests/sparse/test_sparse_grad.py)
 
 
 # --- errors as MXNet's ---------------------------------------------------------------------------

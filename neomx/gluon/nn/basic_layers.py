@@ -245,22 +245,18 @@ class BatchNormReLU(_BatchNorm):
 class Embedding(HybridBlock):
     """Rows of a ``(input_dim, output_dim)`` weight picked by integer indices.
 
-    ``sparse_grad=True`` (row_sparse gradients) needs sparse NDArrays, which neomx does not
-    have yet: it raises an MXNetError.
+    With ``sparse_grad=True`` the weight's gradient is row_sparse (the rows the batch used).
     """
 
     def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None,
                  sparse_grad=False, **kwargs):
-        if sparse_grad:
-            raise MXNetError("Embedding(sparse_grad=True) needs row_sparse gradients, and neomx "
-                             "has no sparse NDArrays yet; use sparse_grad=False (dense "
-                             "gradients, the same values)")
         super().__init__(**kwargs)
+        grad_stype = "row_sparse" if sparse_grad else "default"
         self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype,
                         "sparse_grad": sparse_grad}
         self.weight = self.params.get("weight", shape=(input_dim, output_dim),
                                       init=weight_initializer, dtype=dtype,
-                                      allow_deferred_init=True, grad_stype="default")
+                                      allow_deferred_init=True, grad_stype=grad_stype)
 
     def hybrid_forward(self, F, x, weight):
         return F.Embedding(x, weight, name="fwd", **self._kwargs)

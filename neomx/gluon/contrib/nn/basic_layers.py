@@ -58,15 +58,26 @@ class Identity(HybridBlock):
 
 
 class SparseEmbedding(Block):
-    """Embedding with a row_sparse weight and gradient. neomx has no sparse NDArrays yet, so
-    constructing one raises an MXNetError (``nn.Embedding`` computes the same values with dense
-    gradients)."""
+    """Embedding with a row_sparse weight and a row_sparse gradient: each forward pulls the
+    rows its indices use from the Trainer's KVStore (``weight.row_sparse_data(x)``), so it
+    needs a Trainer (MXNet's ``contrib.nn.SparseEmbedding``)."""
 
     def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None,
                  **kwargs):
-        raise MXNetError("SparseEmbedding needs row_sparse weights and gradients, and neomx has "
-                         "no sparse NDArrays yet; use gluon.nn.Embedding (dense gradients, the "
-                         "same values)")
+        super().__init__(**kwargs)
+        self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype,
+                        "sparse_grad": True}
+        self.weight = self.params.get("weight", shape=(input_dim, output_dim),
+                                      init=weight_initializer, dtype=dtype,
+                                      grad_stype="row_sparse", stype="row_sparse")
+
+    def forward(self, x):
+        weight = self.weight.row_sparse_data(x)
+        return ndarray.Embedding(x, weight, name="fwd", **self._kwargs)
+
+    def __repr__(self):
+        s = "{block_name}({input_dim} -> {output_dim}, {dtype})"
+        return s.format(block_name=self.__class__.__name__, **self._kwargs)
 
 
 class SyncBatchNorm(BatchNorm):

@@ -1,0 +1,119 @@
+"""Sparse gradients in autograd: buffers of storage type row_sparse (``attach_grad(stype=
+'row_sparse')``, gluon's ``grad_stype``) and the operators whose gradients come out row_sparse
+as in MXNet 1.9.1: ``Embedding(sparse_grad=True)`` (the rows its indices pick) and
+``dot(csr, weight)`` (the rows of the csr's columns) when the weight's buffer is row_sparse.
+
+The tape calls ``SPARSE_GRAD[op.name](node, ins, outs, ograds)`` before an operator's own
+gradient rule (None: use that rule) and ``store_grad`` for sparse buffers or gradients.
+Operators recorded on sparse inputs run densely on copies that carry the inputs' autograd
+entries; ``remember`` keeps the sparse inputs of such a node for the rules here.
+"""
+from __future__ import annotations
+
+import weakref
+
+import torch
+
+from ..base import MXNetError
+from ..ops import sparse as _sp
+from ..ops.sparse import Sparse
+from . import tape as _tape
+from .ndarray import NDArray
+from .sparse import BaseSparseNDArray, _wrap, assign
+
+_SPARSE_INPUTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def remember(res, inputs) -> None:
+    """Keep the sparse inputs of the node that recorded ``res``."""
+    first = res[0] if isinstance(res, list) else res
+    e = getattr(first, "_ag", None)
+    if e is not None:
+        _SPARSE_INPUTS[e[0]] = [a._sparse() if isinstance(a, BaseSparseNDArray) else None
+                                for a in inputs]
+
+
+def _leaf_buffer(entry):
+    """(grad buffer storage type, grad_req) of a marked variable's entry, else None."""
+    if entry is None or entry[0].__class__ is not _tape.Leaf or entry[0].grad is None:
+        return None
+    return entry[0].grad.stype, entry[0].grad_req
+
+
+def _embedding_grad(node, ins, outs, ograds):
+    p = node.p
+    buf = _leaf_buffer(node.in_entries[1])
+    if buf is not None and buf[1] != "null":
+        stype, req = buf
+        if p.sparse_grad and stype == "default":
+            raise MXNetError("Cannot use sparse_grad = 1, while stype of gradients w.r.t "
+                             "embedding weight is default")
+        if not p.sparse_grad and stype == "row_sparse":
+            raise MXNetError("Cannot use sparse_grad = 0, while stype of gradients w.r.t "
+                             "embedding weight is row_sparse")
+        if p.sparse_grad and req == "add":
+            raise MXNetError("Check failed: req == kWriteTo (3 vs. 1) : SparseEmbedding layer "
+                             "doesn't support weight gradient calculation with req != write")
+    if not p.sparse_grad:
+        return None
+    g = ograds[0]
+    gt = g.tostype("default")._data if isinstance(g, BaseSparseNDArray) else g._data
+    idx = ins[0]._data.to(torch.int64).clamp(0, p.input_dim - 1).reshape(-1)
+    rows, inv = torch.unique(idx, return_inverse=True)
+    data = torch.zeros((rows.shape[0], p.output_dim), dtype=gt.dtype, device=gt.device)
+    data.index_add_(0, inv, gt.reshape(-1, p.output_dim))
+    return [None, _wrap(Sparse("row_sparse", data, (rows,), (p.input_dim, p.output_dim)),
+                        node.ctx)]
+
+
+def _dot_grad(node, ins, outs, ograds):
+    sparse_ins = _SPARSE_INPUTS.get(node)
+    if not sparse_ins or sparse_ins[0] is None or sparse_ins[0].stype != "csr" \
+            or sparse_ins[1] is not None:
+        return None
+    p = node.p
+    buf = _leaf_buffer(node.in_entries[1])
+    if buf is None or buf[0] != "row_sparse" or p.transpose_a or p.transpose_b:
+        return None
+    if buf[1] == "add":
+        raise MXNetError("Check failed: req == kWriteTo (3 vs. 1) : ")
+    g = ograds[0]
+    gt = g.tostype("default")._data if isinstance(g, BaseSparseNDArray) else g._data
+    # (the csr input has no gradient: MXNet computes none for it)
+    return [None, _wrap(_sp.csr_dot(sparse_ins[0], gt, True), node.ctx)]
+
+
+_tape.SPARSE_GRAD.update({"Embedding": _embedding_grad, "dot": _dot_grad})
+
+
+def store_grad(buf: NDArray, g, req: str) -> None:
+    """Write (or add) the gradient ``g`` (None: none reached it) into ``buf``, one of them
+    sparse: a row_sparse buffer keeps a row_sparse gradient's rows and the nonzero rows of a
+    dense one (MXNet's cast_storage)."""
+    if isinstance(buf, BaseSparseNDArray):
+        if g is None:
+            if req == "write":
+                buf._set(_sp.empty_sparse(buf.stype, buf.shape, buf._data.dtype,
+                                          buf._data.device))
+            return
+        if req == "add":
+            raise MXNetError("Check failed: temp.IsDefaultData(): ")
+        assign(buf, g)
+        return
+    dense = _sp.to_dense(g._sparse()).to(buf._data.device)
+    if req == "write":
+        buf._data.copy_(dense)
+    else:
+        buf._data.add_(dense)
+
+
+def pull_rows(stored: NDArray, row_ids: NDArray, out: NDArray) -> None:
+    """``out`` (row_sparse) = the sorted unique rows ``row_ids`` of ``stored`` (KVStore's
+    row_sparse_pull; rows ``stored`` does not hold come out as zeros)."""
+    from .. import engine
+    engine.wait_for(stored)
+    engine.wait_for(row_ids)
+    src = stored._sparse() if isinstance(stored, BaseSparseNDArray) else \
+        _sp.rsp_from_dense(stored._data)
+    rows = torch.unique(row_ids._data.to(src.data.device).to(torch.int64).reshape(-1))
+    assign(out, _wrap(_sp.retain_rows(src, rows), stored._ctx))
