@@ -15,9 +15,10 @@ Where MXNet's CPU build and its cuDNN build differ, neomx follows the documented
 behaviour on every device: ``use_sequence_length`` zeroes the outputs past each sequence's
 length and takes the states at its last valid step (the reverse direction starts there), and
 ``lstm_state_clip_min/max`` clip the cell state at every step (MXNet 1.9.1's CPU kernels ignore
-both). The gradient replays the forward under torch autograd; with dropout (``p`` > 0 in
-training) the forward's random seed is kept, keyed by its output, so the replay draws the same
-masks.
+both). A training forward runs under torch autograd and keeps its graph (the last few, keyed
+by the output's storage), which the backward differentiates; a backward without one replays the
+forward under torch autograd, and with dropout (``p`` > 0 in training) the forward's random seed
+is kept, keyed by its output, so the replay draws the same masks.
 """
 from __future__ import annotations
 
@@ -343,14 +344,55 @@ def _seeded(seed, device, fn):
         return fn()
 
 
+# Training forwards keep their torch autograd graph here, keyed by where their first output
+# lives (``_graph_key``), so the backward differentiates it instead of replaying the forward.
+# A backward that finds no graph (evicted, a second backward, an output copied elsewhere or
+# modified in place) replays the forward as before.
+_GRAPHS: OrderedDict = OrderedDict()
+_MAX_GRAPHS = 4
+
+
+def _graph_key(out):
+    return (out.data_ptr(), tuple(out.shape), out.dtype, out.device, out._version)
+
+
+def _wanted(p, xs):
+    wanted = [x.is_floating_point() for x in xs]
+    if p.use_sequence_length:
+        wanted[-1] = False
+    return wanted
+
+
+def _forward_keeping_graph(p, ins, compute):
+    """``compute`` under torch autograd on detached leaves; returns the detached results and
+    files (results, leaves) under the first output's key."""
+    with torch.enable_grad():
+        leaves = [x.detach().requires_grad_(w) for x, w in zip(ins, _wanted(p, ins))]
+        res = compute(leaves)
+    out = tuple(r.detach() if r is not None else None for r in res)
+    _GRAPHS[_graph_key(out[0])] = (res, leaves)
+    while len(_GRAPHS) > _MAX_GRAPHS:
+        _GRAPHS.popitem(last=False)
+    return out
+
+
 def _forward(p, ins, oc):
     _check(p)
     dropout = oc.is_train and p.p > 0 and p.num_layers > 1
     if not dropout:
-        res = _compute(p, ins, oc.is_train)
+        def compute(xs):
+            return _compute(p, xs, oc.is_train)
     else:
         seed = int(torch.randint(0, 2 ** 62, (), dtype=torch.int64))
-        res = _seeded(seed, ins[0].device, lambda: _compute(p, ins, True))
+
+        def compute(xs):
+            return _seeded(seed, ins[0].device, lambda: _compute(p, xs, True))
+    if oc.is_train:
+        res = _forward_keeping_graph(p, ins, compute)
+    else:
+        res = compute(ins)
+        _GRAPHS.pop(_graph_key(res[0]), None)  # a stale graph at this address
+    if dropout:
         _SEEDS[_fingerprint(res[0])] = seed
         while len(_SEEDS) > _MAX_SEEDS:
             _SEEDS.popitem(last=False)
@@ -358,12 +400,34 @@ def _forward(p, ins, oc):
     return res[0] if len(res) == 1 else tuple(res)
 
 
+def _kept_vjp(out, heads, n_in):
+    """Gradients from the forward's kept graph, or None when there is none (or it is stale)."""
+    kept = _GRAPHS.pop(_graph_key(out), None)
+    if kept is None:
+        return None
+    ys, leaves = kept
+    pairs = [(y, g) for y, g in zip(ys, heads) if y is not None and y.requires_grad]
+    wrt = [x for x in leaves if x.requires_grad]
+    if len(leaves) != n_in or not pairs or not wrt:
+        return None
+    try:
+        got = iter(torch.autograd.grad([y for y, _ in pairs], wrt, [g for _, g in pairs],
+                                       allow_unused=True))
+    except RuntimeError:  # an input was modified in place since the forward
+        return None
+    res = []
+    for x in leaves:
+        v = next(got) if x.requires_grad else None
+        res.append(torch.zeros_like(x) if v is None else v)
+    return res
+
+
 def _backward(p, ins, oc):
     n_heads = len(_outputs(p))
     heads, xs, out = ins[:n_heads], list(ins[n_heads:-1]), ins[-1]
-    wanted = [x.is_floating_point() for x in xs]
-    if p.use_sequence_length:
-        wanted[-1] = False
+    res = _kept_vjp(out, heads, len(xs))
+    if res is not None:
+        return tuple(res)
     seed = _SEEDS.get(_fingerprint(out)) if p.p > 0 and p.num_layers > 1 else None
 
     def compute(leaves):
@@ -371,8 +435,7 @@ def _backward(p, ins, oc):
             return _compute(p, leaves, False)
         return _seeded(seed, out.device, lambda: _compute(p, leaves, True))
 
-    res = replay_vjp(compute, xs, heads, wanted)
-    return tuple(res)
+    return tuple(replay_vjp(compute, xs, heads, _wanted(p, xs)))
 
 
 def _gradient(F, p, ins, outs, ograds):
