@@ -385,3 +385,12 @@ class NDArrayIter(DataIter):
         np.random.shuffle(self.idx)
         self.data = _getdata_by_idx(self.data, self.idx)
         self.label = _getdata_by_idx(self.label, self.idx)
+
+
+def __getattr__(name):
+    """``mx.io.io.PrefetchingIter`` / ``ResizeIter``: MXNet defines them in this module; neomx
+    keeps them in wrappers.py (which builds on this module), re-exported here on first use."""
+    if name in ("PrefetchingIter", "ResizeIter"):
+        from . import wrappers
+        return getattr(wrappers, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
