@@ -15,4 +15,5 @@ from . import ndarray as nd  # noqa: E402
 from . import autograd  # noqa: E402
 from . import tensorboard  # noqa: E402
 from . import text  # noqa: E402
+from . import onnx  # noqa: E402
 from . import io  # noqa: E402
