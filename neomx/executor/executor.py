@@ -143,7 +143,7 @@ class Executor:
         elif isinstance(out_grads, dict):
             grads = [out_grads.get(name) for name in self._out_names]
         else:
-            grads = list(out_grads)
+            grads = list(out_grads) or [None] * n  # ([]: none given, as MXNet takes it)
         if len(grads) != n:
             raise MXNetError(f"backward: expected {n} head gradients, got {len(grads)}")
         for i, (g, used) in enumerate(zip(grads, self._head_grad_used)):
