@@ -104,6 +104,20 @@ def _bn_forward(p, ins, oc):
         gamma.fill_(1)  # MXNet writes 1 into the gamma array itself
     xc = x.float() if x.dtype in _LOW_PRECISION else x
     shape = _bcast_shape(x.dim(), axis)
+    fused = axis == 1 and xc is x and x.dim() >= 2 and gamma.dtype == x.dtype
+    n = x.numel() // max(1, x.shape[axis])
+    if oc.is_train and not p.use_global_stats and fused and n > 1:
+        # ATen's training kernel: statistics and output in its own passes (var_mean over the
+        # non-channel axes was the slowest part). Scratch running statistics with momentum 1
+        # receive the batch mean and the unbiased variance, from which MXNet's biased one.
+        rm, rv = torch.zeros_like(mm), torch.zeros_like(mv)
+        y, mean, invstd = torch.ops.aten.native_batch_norm(x, gamma, beta, rm, rv, True, 1.0,
+                                                           p.eps)
+        var = rv.mul_((n - 1) / n)
+        m = p.momentum
+        mm.mul_(m).add_(mean.to(mm.dtype), alpha=1 - m)
+        mv.mul_(m).add_(var.to(mv.dtype), alpha=1 - m)
+        return y, mean.to(mm.dtype), invstd.to(mv.dtype)
     if oc.is_train and not p.use_global_stats:
         red = tuple(d for d in range(x.dim()) if d != axis)
         var, mean = torch.var_mean(xc, dim=red, correction=0)
@@ -113,7 +127,7 @@ def _bn_forward(p, ins, oc):
     else:
         mean, var = mm.clone(), mv
     invstd = torch.rsqrt(var + p.eps)
-    if axis == 1 and xc is x and x.dim() >= 2 and gamma.dtype == x.dtype:
+    if fused:
         # one fused pass (ATen's inference kernel with these statistics; gamma is 1 when fixed)
         y = torch.batch_norm(x, gamma, beta, mean, var, False, 0.0, p.eps, True)
         return y, mean.to(mm.dtype), invstd.to(mv.dtype)
