@@ -74,3 +74,17 @@ def test_single_channel_weight_gradient_only(cfg, limit, monkeypatch):
     assert dx is None
     torch.testing.assert_close(dw, ref[1])
     torch.testing.assert_close(db, ref[2])
+
+
+def test_wide_reductions_use_atens_kernels(monkeypatch):
+    """Convolutions whose reduction (channels x kernel area) is wide skip the LeNet-tuned
+    formulations (ATen's own kernels are faster there) and still give ATen's values."""
+    calls = []
+    monkeypatch.setattr(ck, "_chunk_rows", lambda *a: calls.append("chunk") or 10**9)
+    x = torch.randn(2, 64, 8, 8, dtype=torch.float64)
+    w = torch.randn(8, 64, 3, 3, dtype=torch.float64)  # 576 > FAST_PATH_MAX_REDUCTION
+    assert not ck._fast_path(x, w, 2, 1)
+    y = ck.conv_forward(torch.nn.functional.conv2d, x, w, None, (1, 1), (1, 1), (1, 1), 1, 2)
+    torch.testing.assert_close(y, torch.nn.functional.conv2d(x, w, None, 1, 1))
+    assert calls == []
+    assert ck._fast_path(x[:, :20], w[:, :20, :, :], 2, 1)  # 180: the tuned path
