@@ -2,7 +2,8 @@
 the Trainer (MXNet 1.9.1's Gluon API)."""
 from . import contrib, loss, nn, utils
 from .block import Block, HybridBlock, SymbolBlock
-from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict
+from .parameter import (Constant, DeferredInitializationError, Parameter, ParameterDict,
+                        tensor_types)
 from .trainer import Trainer
 from . import data  # noqa: E402  gluon.data: datasets, samplers, DataLoader, vision
 from . import model_zoo  # noqa: E402  gluon.model_zoo: the predefined vision models

@@ -285,3 +285,15 @@ def random_size_crop(src, size, area, ratio, interp=2, **kwargs):
             out = fixed_crop(src, x0, y0, new_w, new_h, size, interp)
             return out, (x0, y0, new_w, new_h)
     return center_crop(src, size, interp)
+
+
+def __getattr__(name):
+    """MXNet defines the augmenters and ImageIter in ``mx.image.image`` too; neomx keeps them in
+    augment.py and iter.py (which build on this module), re-exported here on first use."""
+    if name.startswith("__"):  # (the import system probes __path__ and the like)
+        raise AttributeError(name)
+    from . import augment, iter as _iter
+    for mod in (augment, _iter):
+        if name in mod.__all__:
+            return getattr(mod, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
