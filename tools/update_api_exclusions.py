@@ -22,7 +22,9 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import _exclusions  # noqa: E402  (shared with the other exclusion tool)
 from tests.api.test_api_coverage import (  # noqa: E402
     EXCLUSIONS_FILE, has_name, load_exclusions, load_names)
 
@@ -100,40 +102,16 @@ HEADER = """\
 
 
 def default_reason(qualname: str) -> str:
-    for pattern, reason in RULES:
-        if re.match(pattern, qualname):
-            return reason
-    return STRAGGLERS
+    return _exclusions.first_reason(RULES, qualname, STRAGGLERS)
 
 
 def compute(names, old):
     """(new exclusions {(module, name): reason}, names now present that had a permanent line)."""
-    new, wrong_permanent = {}, []
-    for key, entries in names.items():
-        for name in entries:
-            reason = old.get((key, name))
-            if has_name(key, name):
-                if reason and reason.startswith("permanent:"):
-                    wrong_permanent.append(f"{key}.{name}")
-                continue
-            new[(key, name)] = reason or default_reason(f"{key}.{name}")
-    return new, wrong_permanent
+    return _exclusions.compute(names, old, has_name, default_reason)
 
 
 def render(names, excl) -> str:
-    order = {key: i for i, key in enumerate(names)}
-    items = sorted(excl.items(), key=lambda kv: (not kv[1].startswith("permanent:"),
-                                                  order[kv[0][0]], kv[0][1]))
-    width = max((len(f"{k}.{n}") for (k, n), _ in items), default=0) + 2
-    lines = [HEADER]
-    section = None
-    for (key, name), reason in items:
-        kind = reason.split(":", 1)[0]
-        if kind != section:
-            section = kind
-            lines.append(f"\n# --- {kind} ---\n")
-        lines.append(f"{key}.{name}".ljust(width) + reason + "\n")
-    return "".join(lines)
+    return _exclusions.render(HEADER, names, excl)
 
 
 def summary(names, excl) -> str:
@@ -163,25 +141,13 @@ def main(argv=None) -> int:
     old = load_exclusions() if os.path.exists(EXCLUSIONS_FILE) else {}
     new, wrong_permanent = compute(names, old)
     text = render(names, new)
-    dropped = sorted(f"{k}.{n}" for k, n in set(old) - set(new))
-    added = sorted(f"{k}.{n}" for k, n in set(new) - set(old))
-    for label, items in (("now present, line removed", dropped), ("missing, line added", added)):
-        if items:
-            print(f"{label} ({len(items)}): {' '.join(items)}")
-    for q in wrong_permanent:
-        print(f"note: {q} was excluded as permanent but neomx has it now")
+    _exclusions.report_changes(old, new, wrong_permanent)
     if args.summary:
         print(f"{'module':45s} {'mx':>4s} {'has':>4s}  excluded")
         print(summary(names, new))
     total = sum(len(v) for v in names.values())
     print(f"{total} names, {total - len(new)} present, {len(new)} excluded")
-    current = EXCLUSIONS_FILE.read_text() if os.path.exists(EXCLUSIONS_FILE) else None
-    if args.check:
-        return 0 if current == text else 1
-    if current != text:
-        EXCLUSIONS_FILE.write_text(text)
-        print(f"wrote {os.path.relpath(EXCLUSIONS_FILE, ROOT)}")
-    return 0
+    return _exclusions.write_or_check(EXCLUSIONS_FILE, ROOT, text, args.check)
 
 
 if __name__ == "__main__":

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import _exclusions  # noqa: E402  (shared with the other exclusion tool)
 from tests.ops.test_op_coverage import (  # noqa: E402
     EXCLUSIONS_FILE, has_name, load_exclusions, load_names)
 
@@ -58,40 +59,16 @@ HEADER = """\
 
 
 def default_reason(qualname: str) -> str:
-    for pattern, reason in RULES:
-        if re.match(pattern, qualname):
-            return reason
-    return OP_TABLE
+    return _exclusions.first_reason(RULES, qualname, OP_TABLE)
 
 
 def compute(names, old):
-    """(new exclusions {(ns, name): reason}, names now present that had a permanent line)."""
-    new, wrong_permanent = {}, []
-    for key, ops in names.items():
-        for op in ops:
-            reason = old.get((key, op))
-            if has_name(key, op):
-                if reason and reason.startswith("permanent:"):
-                    wrong_permanent.append(f"{key}.{op}")
-                continue
-            new[(key, op)] = reason or default_reason(f"{key}.{op}")
-    return new, wrong_permanent
+    """(new exclusions {(module, name): reason}, names now present that had a permanent line)."""
+    return _exclusions.compute(names, old, has_name, default_reason)
 
 
 def render(names, excl) -> str:
-    order = {key: i for i, key in enumerate(names)}
-    items = sorted(excl.items(), key=lambda kv: (not kv[1].startswith("permanent:"),
-                                                  order[kv[0][0]], kv[0][1]))
-    width = max((len(f"{k}.{n}") for (k, n), _ in items), default=0) + 2
-    lines = [HEADER]
-    section = None
-    for (key, op), reason in items:
-        kind = reason.split(":", 1)[0]
-        if kind != section:
-            section = kind
-            lines.append(f"\n# --- {kind} ---\n")
-        lines.append(f"{key}.{op}".ljust(width) + reason + "\n")
-    return "".join(lines)
+    return _exclusions.render(HEADER, names, excl)
 
 
 def main(argv=None) -> int:
@@ -102,24 +79,12 @@ def main(argv=None) -> int:
     old = load_exclusions() if os.path.exists(EXCLUSIONS_FILE) else {}
     new, wrong_permanent = compute(names, old)
     text = render(names, new)
-    dropped = sorted(f"{k}.{n}" for k, n in set(old) - set(new))
-    added = sorted(f"{k}.{n}" for k, n in set(new) - set(old))
-    for label, items in (("now present, line removed", dropped), ("missing, line added", added)):
-        if items:
-            print(f"{label} ({len(items)}): {' '.join(items)}")
-    for q in wrong_permanent:
-        print(f"note: {q} was excluded as permanent but neomx has it now")
+    _exclusions.report_changes(old, new, wrong_permanent)
     counts = {}
     for reason in new.values():
         counts[reason] = counts.get(reason, 0) + 1
     print(f"{len(new)} exclusions: " + "; ".join(f"{n} {r}" for r, n in sorted(counts.items())))
-    current = EXCLUSIONS_FILE.read_text() if os.path.exists(EXCLUSIONS_FILE) else None
-    if args.check:
-        return 0 if current == text else 1
-    if current != text:
-        EXCLUSIONS_FILE.write_text(text)
-        print(f"wrote {os.path.relpath(EXCLUSIONS_FILE, ROOT)}")
-    return 0
+    return _exclusions.write_or_check(EXCLUSIONS_FILE, ROOT, text, args.check)
 
 
 if __name__ == "__main__":
