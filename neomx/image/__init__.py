@@ -7,7 +7,8 @@ works without it, and the functions that need it raise an ``MXNetError`` naming 
 from __future__ import annotations
 
 from .image import (imdecode, imread, imresize, scale_down, copyMakeBorder, resize_short,
-                    fixed_crop, random_crop, center_crop, color_normalize, random_size_crop)
+                    fixed_crop, random_crop, center_crop, color_normalize, random_size_crop,
+                    imrotate, random_rotate)
 from .augment import (Augmenter, SequentialAug, ResizeAug, ForceResizeAug, RandomCropAug,
                       RandomSizedCropAug, CenterCropAug, RandomOrderAug, BrightnessJitterAug,
                       ContrastJitterAug, SaturationJitterAug, HueJitterAug, ColorJitterAug,
@@ -18,7 +19,7 @@ from . import image, augment, iter  # noqa: F401
 
 __all__ = ["imdecode", "imread", "imresize", "scale_down", "copyMakeBorder", "resize_short",
            "fixed_crop", "random_crop", "center_crop", "color_normalize", "random_size_crop",
-           "Augmenter", "SequentialAug", "ResizeAug", "ForceResizeAug", "RandomCropAug",
+           "imrotate", "random_rotate", "Augmenter", "SequentialAug", "ResizeAug", "ForceResizeAug", "RandomCropAug",
            "RandomSizedCropAug", "CenterCropAug", "RandomOrderAug", "BrightnessJitterAug",
            "ContrastJitterAug", "SaturationJitterAug", "HueJitterAug", "ColorJitterAug",
            "LightingAug", "ColorNormalizeAug", "RandomGrayAug", "HorizontalFlipAug", "CastAug",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import warnings
+from numbers import Number
 
 import numpy as np
 import torch
@@ -23,7 +24,8 @@ from ..ndarray import NDArray, from_torch
 from ..recordio import _require_cv2
 
 __all__ = ["imdecode", "imread", "imresize", "scale_down", "copyMakeBorder", "resize_short",
-           "fixed_crop", "random_crop", "center_crop", "color_normalize", "random_size_crop"]
+           "fixed_crop", "random_crop", "center_crop", "color_normalize", "random_size_crop",
+           "imrotate", "random_rotate"]
 
 
 def _to_nd(arr: np.ndarray, ctx=None) -> NDArray:
@@ -285,6 +287,87 @@ def random_size_crop(src, size, area, ratio, interp=2, **kwargs):
             out = fixed_crop(src, x0, y0, new_w, new_h, size, interp)
             return out, (x0, y0, new_w, new_h)
     return center_crop(src, size, interp)
+
+
+def imrotate(src, rotation_degrees, zoom_in=False, zoom_out=False):
+    """Rotates a CHW image (or an NCHW batch) by ``rotation_degrees`` about its centre, with
+    bilinear sampling (``BilinearSampler``; outside the image: 0), keeping the shape.
+
+    Parameters
+    ----------
+    src : NDArray
+        float32, (C, H, W) or (N, C, H, W).
+    rotation_degrees : number or NDArray
+        The angle in degrees (positive: counter-clockwise on screen, as MXNet's); a batch takes
+        one number for all images or a vector of N angles.
+    zoom_in : bool
+        Scale so that no padding shows in the output.
+    zoom_out : bool
+        Scale so that the whole input shows in the output.
+
+    >>> import neomx as mx
+    >>> img = mx.nd.arange(9).reshape((1, 3, 3))
+    >>> mx.image.imrotate(img, 90).asnumpy()[0].round(3).tolist()
+    [[2.0, 5.0, 8.0], [1.0, 4.0, 7.0], [0.0, 3.0, 6.0]]
+    """
+    if zoom_in and zoom_out:
+        raise ValueError("`zoom_in` and `zoom_out` cannot be both True")
+    if not isinstance(src, NDArray) or src.dtype is not np.float32:
+        raise TypeError("Only `float32` images are supported by this function")
+    single = src.ndim == 3
+    if single:
+        if not isinstance(rotation_degrees, Number):
+            raise TypeError("When a single image is passed the rotation angle is "
+                            "required to be a scalar.")
+        src = src.expand_dims(axis=0)
+    elif src.ndim != 4:
+        raise ValueError("Only 3D and 4D are supported by this function")
+    n, _, h, w = src.shape
+    ctx = src.context
+    if isinstance(rotation_degrees, Number):
+        angles = torch.full((n,), float(rotation_degrees), dtype=torch.float32)
+    else:
+        angles = torch.as_tensor(_to_np(rotation_degrees), dtype=torch.float32).reshape(-1)
+    if angles.numel() != n:
+        raise ValueError("The number of images must be equal to the number of rotation angles")
+    # MXNet's float32 arithmetic, in its order: radians, then a pixel grid centred on the
+    # image, rotated, normalised to [-1, 1] per axis, optionally scaled.
+    rad = (angles * np.pi / 180).reshape(n, 1, 1)
+    hs, ws = (h - 1) / 2.0, (w - 1) / 2.0
+    ys = (torch.arange(h, dtype=torch.float32).reshape(h, 1).expand(h, w) - hs).unsqueeze(0)
+    xs = (torch.arange(w, dtype=torch.float32).reshape(1, w).expand(h, w) - ws).unsqueeze(0)
+    cos, sin = torch.cos(rad), torch.sin(rad)
+    gx = (xs * cos - ys * sin) / ws
+    gy = (xs * sin + ys * cos) / hs
+    grid = torch.stack([gx, gy], dim=1)
+    if zoom_in or zoom_out:
+        fh = torch.tensor([float(h)])
+        fw = torch.tensor([float(w)])
+        rho = torch.sqrt(fh * fh + fw * fw)
+        corner = torch.atan(fh / fw)
+        a = torch.abs(rad)
+        max_x = torch.maximum(torch.abs(rho * torch.cos(corner + a)),
+                              torch.abs(rho * torch.cos(corner - a)))
+        max_y = torch.maximum(torch.abs(rho * torch.sin(corner + a)),
+                              torch.abs(rho * torch.sin(corner - a)))
+        if zoom_out:
+            scale = torch.maximum(max_x / fw, max_y / fh)
+        else:
+            scale = torch.minimum(fw / max_x, fh / max_y)
+        grid = grid * scale.unsqueeze(3)
+    from .. import ndarray as nd
+    out = nd.BilinearSampler(src, _to_nd(grid.numpy(), ctx))
+    return out[0] if single else out
+
+
+def random_rotate(src, angle_limits, zoom_in=False, zoom_out=False):
+    """Rotates by an angle drawn uniformly from ``angle_limits`` (degrees) with ``np.random``
+    (one angle per image of a batch, as MXNet), then as :func:`imrotate`."""
+    if src.ndim == 3:
+        angle = np.random.uniform(*angle_limits)
+    else:
+        angle = _to_nd(np.random.uniform(*angle_limits, size=src.shape[0]).astype(np.float32))
+    return imrotate(src, angle, zoom_in=zoom_in, zoom_out=zoom_out)
 
 
 def __getattr__(name):

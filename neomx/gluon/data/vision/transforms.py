@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
+
 from ....base import MXNetError, numeric_types
 from ...block import Block, HybridBlock
 from ...nn import HybridSequential, Sequential
@@ -26,7 +28,7 @@ from ...nn import HybridSequential, Sequential
 __all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Resize", "CenterCrop",
            "RandomResizedCrop", "CropResize", "RandomFlipLeftRight", "RandomFlipTopBottom",
            "RandomBrightness", "RandomContrast", "RandomSaturation", "RandomHue",
-           "RandomColorJitter", "RandomLighting", "RandomApply"]
+           "RandomColorJitter", "RandomLighting", "RandomApply", "Rotate", "RandomRotation"]
 
 
 class Compose(Sequential):
@@ -81,6 +83,48 @@ class Normalize(HybridBlock):
 
     def hybrid_forward(self, F, x):
         return F.image.normalize(x, self._mean, self._std)
+
+
+class Rotate(Block):
+    """Rotates a float32 CHW image (or NCHW batch) by ``rotation_degrees``, keeping its shape
+    (``mx.image.imrotate``; ``zoom_in``: no padding shows, ``zoom_out``: all of the image
+    shows)."""
+
+    def __init__(self, rotation_degrees, zoom_in=False, zoom_out=False):
+        super().__init__()
+        self._args = (rotation_degrees, zoom_in, zoom_out)
+
+    def forward(self, x):
+        from .... import image
+        if x.dtype is not np.float32:
+            raise TypeError("This transformation only supports float32. "
+                            "Consider calling it after ToTensor")
+        return image.imrotate(x, *self._args)
+
+
+class RandomRotation(Block):
+    """Rotates a float32 CHW image (or each image of an NCHW batch) by an angle drawn from
+    ``angle_limits`` (degrees, ``mx.image.random_rotate``), with probability
+    ``rotate_with_proba`` (both draws from ``np.random``, as MXNet's)."""
+
+    def __init__(self, angle_limits, zoom_in=False, zoom_out=False, rotate_with_proba=1.0):
+        super().__init__()
+        lower, upper = angle_limits
+        if lower >= upper:
+            raise ValueError("`angle_limits` must be an ordered tuple")
+        if rotate_with_proba < 0 or rotate_with_proba > 1:
+            raise ValueError("Probability of rotating the image should be between 0 and 1")
+        self._args = (angle_limits, zoom_in, zoom_out)
+        self._rotate_with_proba = rotate_with_proba
+
+    def forward(self, x):
+        from .... import image
+        if np.random.random() > self._rotate_with_proba:
+            return x
+        if x.dtype is not np.float32:
+            raise TypeError("This transformation only supports float32. "
+                            "Consider calling it after ToTensor")
+        return image.random_rotate(x, *self._args)
 
 
 class RandomResizedCrop(Block):
