@@ -156,6 +156,7 @@ def moveaxis(tensor, source, destination):
 
 
 from . import contrib, image, linalg, random  # noqa: E402  (prefix namespaces: _contrib_X -> contrib.X)
+from . import op  # noqa: E402  (mx.nd.op / mx.sym.op: MXNet's generated-op module)
 _uniform, _normal = random.uniform, random.normal  # (mx.random's)
 uniform = _internal_dict["_random_uniform"]
 normal = _internal_dict["_random_normal"]
