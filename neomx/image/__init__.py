@@ -1,4 +1,5 @@
-"""``mx.image``: image decoding, resizing, cropping, augmenters and ``ImageIter``, as MXNet
+"""``mx.image``: image decoding, resizing, cropping, rotation, augmenters and ``ImageIter``, and
+the detection augmenters and ``ImageDetIter`` (``mx.image.detection``, alias ``det``), as MXNet
 1.9.1's. Images are HWC NDArrays (uint8 after decoding, RGB).
 
 Decoding and resizing use OpenCV, as MXNet does (``pip install neomx[image]``); ``import neomx``
@@ -15,7 +16,11 @@ from .augment import (Augmenter, SequentialAug, ResizeAug, ForceResizeAug, Rando
                       LightingAug, ColorNormalizeAug, RandomGrayAug, HorizontalFlipAug, CastAug,
                       CreateAugmenter)
 from .iter import ImageIter
-from . import image, augment, iter  # noqa: F401
+from .detection import (DetAugmenter, DetBorrowAug, DetRandomSelectAug, DetHorizontalFlipAug,
+                        DetRandomCropAug, DetRandomPadAug, CreateMultiRandCropAugmenter,
+                        CreateDetAugmenter, ImageDetIter)
+from . import image, augment, iter, detection  # noqa: F401
+from . import detection as det  # noqa: F401  (MXNet's short name)
 
 __all__ = ["imdecode", "imread", "imresize", "scale_down", "copyMakeBorder", "resize_short",
            "fixed_crop", "random_crop", "center_crop", "color_normalize", "random_size_crop",
@@ -23,4 +28,6 @@ __all__ = ["imdecode", "imread", "imresize", "scale_down", "copyMakeBorder", "re
            "RandomSizedCropAug", "CenterCropAug", "RandomOrderAug", "BrightnessJitterAug",
            "ContrastJitterAug", "SaturationJitterAug", "HueJitterAug", "ColorJitterAug",
            "LightingAug", "ColorNormalizeAug", "RandomGrayAug", "HorizontalFlipAug", "CastAug",
-           "CreateAugmenter", "ImageIter"]
+           "CreateAugmenter", "ImageIter", "DetAugmenter", "DetBorrowAug", "DetRandomSelectAug",
+           "DetHorizontalFlipAug", "DetRandomCropAug", "DetRandomPadAug",
+           "CreateMultiRandCropAugmenter", "CreateDetAugmenter", "ImageDetIter"]

@@ -172,6 +172,8 @@ def copyMakeBorder(src, top, bot, left, right, type=0, value=0.0, values=(), out
     kwargs.pop("name", None)
     if kwargs:
         raise TypeError(f"copyMakeBorder() got unexpected keyword arguments {sorted(kwargs)}")
+    if isinstance(values, numeric_types):  # MXNet parses a lone number as a 1-tuple
+        values = (values,)
     fill = list(values) if values else [value] * 4
     fill = (fill + [0.0] * 4)[:4]
     res = _cv_call("copyMakeBorder", "copyMakeBorder", src, int(top), int(bot), int(left),
