@@ -2,8 +2,10 @@
 
 They behave as MXNet 1.9.1's, with these differences:
 
-* dense storage only: ``rand_ndarray(..., stype='csr')`` and the sparse helpers raise
-  :class:`~neomx.base.NotSupportedForSparseNDArray` (an MXNetError; sparse storage is issue 16);
+* sparse gradients in ``check_numeric_gradient``/``check_symbolic_backward`` and sparse
+  storage in ``compare_optimizer`` raise :class:`~neomx.base.NotSupportedForSparseNDArray`;
+  the random sparse arrays (``rand_ndarray(..., stype='csr')``, ``rand_sparse_ndarray``, ...)
+  are MXNet's, the uniform csr layout drawn with NumPy (no SciPy needed);
 * nothing is downloaded: the dataset helpers use files already on disk or MNIST's embedded
   digits, and otherwise raise MXNetError naming the files they expect (:func:`download` returns a
   file that exists and raises for one that does not);
@@ -200,30 +202,208 @@ def _sparse_error(func, stype):
         f"NDArrays only; CSR and row_sparse storage are planned (issue 16, sparse NDArrays)")
 
 
-def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func=None,
-                 shuffle_csr_indices=False, distribution=None, ctx=None):
-    """A standard-normal NDArray of ``shape`` (``stype='default'`` only; others raise)."""
-    if stype != "default":
-        raise _sparse_error("rand_ndarray", stype)
-    ctx = ctx if ctx else default_context()
-    return _mx().nd.array(random_arrays(shape), dtype=dtype, ctx=ctx)
-
-
-def rand_sparse_ndarray(shape, stype, *args, **kwargs):
-    """MXNet's random sparse arrays: not available (neomx has dense storage only)."""
-    raise _sparse_error("rand_sparse_ndarray", stype)
-
-
-def create_sparse_array(shape, stype, *args, **kwargs):
-    raise _sparse_error("create_sparse_array", stype)
-
-
-def create_sparse_array_zd(shape, stype, *args, **kwargs):
-    raise _sparse_error("create_sparse_array_zd", stype)
+def _validate_csr_generation_inputs(num_rows, num_cols, density, distribution="uniform"):
+    """Raise ValueError for a density outside [0, 1], an empty shape, or (powerlaw) fewer
+    nonzeros than two per row."""
+    total_nnz = int(num_rows * num_cols * density)
+    if density < 0 or density > 1:
+        raise ValueError("density has to be between 0 and 1")
+    if num_rows <= 0 or num_cols <= 0:
+        raise ValueError("num_rows or num_cols should be greater than 0")
+    if distribution == "powerlaw" and total_nnz < 2 * num_rows:
+        raise ValueError("not supported for this density: %s for this shape (%s, %s) Please "
+                         "keep : num_rows * num_cols * density >= 2 * num_rows"
+                         % (density, num_rows, num_cols))
 
 
 def shuffle_csr_column_indices(csr):
-    raise _sparse_error("shuffle_csr_column_indices", "csr")
+    """Shuffle the column indices within each row of ``csr`` in place (a SciPy CSR matrix or a
+    CSRNDArray; values stay where they are), to test kernels with unsorted indices."""
+    if getattr(csr, "stype", None) == "csr":  # a CSRNDArray: its index tensor, in place
+        from . import engine
+        engine.wait_for(csr)
+        indptr, indices = (a.cpu().numpy() for a in csr._aux)
+        shuffled = indices.copy()
+        _shuffle_segments(indptr, shuffled)
+        csr._aux[1].copy_(__import__("torch").from_numpy(shuffled))
+        return
+    _shuffle_segments(np.asarray(csr.indptr), csr.indices)
+
+
+def _shuffle_segments(indptr, indices):
+    for i in range(len(indptr) - 1):
+        seg = np.array(indices[indptr[i]:indptr[i + 1]])
+        rnd.shuffle(seg)
+        indices[indptr[i]:indptr[i + 1]] = seg
+
+
+def _unique_positions(total, k):
+    """``k`` distinct sorted positions in ``[0, total)`` (uniformly at random)."""
+    if k * 4 >= total:
+        return np.sort(rnd.choice(total, k, replace=False))
+    picked = np.unique(rnd.randint(0, total, size=k + k // 4 + 8, dtype=np.int64))
+    while picked.size < k:
+        picked = np.unique(np.concatenate([picked, rnd.randint(0, total, size=k, dtype=np.int64)]))
+    return np.sort(rnd.choice(picked, k, replace=False))
+
+
+def _get_uniform_dataset_csr(num_rows, num_cols, density=0.1, dtype=None, data_init=None,
+                             shuffle_csr_indices=False):
+    """A CSRNDArray with ``int(round(density * rows * cols))`` nonzeros at uniformly random
+    distinct positions, values uniform in [0, 1) (SciPy's ``sparse.rand``, computed with NumPy:
+    SciPy is not needed)."""
+    _validate_csr_generation_inputs(num_rows, num_cols, density, distribution="uniform")
+    mx = _mx()
+    dtype = np.dtype(dtype if dtype is not None else default_dtype())
+    k = int(round(density * num_rows * num_cols))
+    pos = _unique_positions(num_rows * num_cols, k)
+    rows, cols = pos // num_cols, pos % num_cols
+    data = rnd.uniform(size=k).astype(dtype)
+    if data_init is not None:
+        data.fill(data_init)
+    indptr = np.zeros(num_rows + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=num_rows), out=indptr[1:])
+    if shuffle_csr_indices is True:
+        _shuffle_segments(indptr, cols)
+    return mx.nd.sparse.csr_matrix((data, cols, indptr), shape=(num_rows, num_cols), dtype=dtype)
+
+
+def _get_powerlaw_dataset_csr(num_rows, num_cols, density=0.1, dtype=None):
+    """A CSRNDArray whose rows hold exponentially more nonzeros (1 + uniform(0.001, 2) each):
+    column 0 of every row first, then 2, 4, 8, ... leading columns per row until
+    ``int(rows * cols * density)`` values are placed (MXNet's powerlaw layout)."""
+    _validate_csr_generation_inputs(num_rows, num_cols, density, distribution="powerlaw")
+    mx = _mx()
+    total_nnz = int(num_rows * num_cols * density)
+    unused = total_nnz
+    out = np.zeros((num_rows, num_cols), dtype=dtype)
+
+    def done():
+        return mx.nd.array(out).tostype("csr")
+
+    for row in range(num_rows):
+        out[row][0] = 1 + rnd.uniform(0.001, 2)
+        unused -= 1
+        if unused <= 0:
+            return done()
+    col_max = 2
+    for row in range(num_rows):
+        col_limit = min(num_cols, col_max)
+        if col_limit == num_cols and unused > col_limit:
+            out[row] = 1 + rnd.uniform(0.001, 2)
+            unused = unused - col_limit + 1
+            if unused <= 0:
+                return done()
+            continue
+        for col in range(1, col_limit):
+            out[row][col] = 1 + rnd.uniform(0.001, 2)
+            unused -= 1
+            if unused <= 0:
+                return done()
+        col_max *= 2
+    if unused > 0:
+        raise ValueError("not supported for this density: %s for this shape (%s,%s)"
+                         % (density, num_rows, num_cols))
+    return done()
+
+
+def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=None,
+                        data_init=None, rsp_indices=None, modifier_func=None,
+                        shuffle_csr_indices=False, ctx=None):
+    """A random sparse array and its parts, as MXNet's ``rand_sparse_ndarray``.
+
+    Returns ``(RowSparseNDArray, (values, indices))`` (NumPy arrays; rows kept with probability
+    ``density`` unless ``rsp_indices`` are given) for ``stype='row_sparse'``, and
+    ``(CSRNDArray, (indptr, indices, data))`` (NDArrays) for ``'csr'`` with ``distribution``
+    'uniform' (``int(round(density * size))`` nonzeros at random positions, values in [0, 1))
+    or 'powerlaw' (row ``i`` holds about twice the nonzeros of row ``i - 1``). ``density``
+    defaults to a random one; ``data_init`` fills the values with a constant,
+    ``modifier_func`` maps each (row_sparse).
+    """
+    mx = _mx()
+    ctx = ctx if ctx else default_context()
+    density = rnd.rand() if density is None else density
+    dtype = default_dtype() if dtype is None else dtype
+    distribution = "uniform" if distribution is None else distribution
+    if stype == "row_sparse":
+        assert distribution == "uniform", \
+            "Distribution %s not supported for row_sparse" % (distribution)
+        if rsp_indices is not None:
+            indices = rsp_indices
+            assert len(indices) <= shape[0]
+        else:
+            idx_sample = rnd.rand(shape[0])
+            indices = np.argwhere(idx_sample < density).flatten()
+        if indices.shape[0] == 0:
+            result = mx.nd.sparse.zeros("row_sparse", shape, dtype=dtype, ctx=ctx)
+            return result, (np.array([], dtype=dtype), np.array([]))
+        val = rnd.rand(indices.shape[0], *shape[1:]).astype(dtype)
+        if data_init is not None:
+            val.fill(data_init)
+        if modifier_func is not None:
+            val = assign_each(val, modifier_func)
+        arr = mx.nd.sparse.row_sparse_array((val, indices), shape=shape, dtype=dtype, ctx=ctx)
+        return arr, (val, indices)
+    if stype == "csr":
+        assert len(shape) == 2
+        if distribution == "uniform":
+            csr = _get_uniform_dataset_csr(shape[0], shape[1], density, data_init=data_init,
+                                           shuffle_csr_indices=shuffle_csr_indices,
+                                           dtype=dtype).as_in_context(ctx)
+            return csr, (csr.indptr, csr.indices, csr.data)
+        if distribution == "powerlaw":
+            csr = _get_powerlaw_dataset_csr(shape[0], shape[1], density=density,
+                                            dtype=dtype).as_in_context(ctx)
+            return csr, (csr.indptr, csr.indices, csr.data)
+        assert False, "Distribution not supported: %s" % (distribution)
+    assert False, "unknown storage type"
+
+
+def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func=None,
+                 shuffle_csr_indices=False, distribution=None, ctx=None):
+    """A random array: standard normal for ``stype='default'``, otherwise the array of
+    :func:`rand_sparse_ndarray` (``'csr'`` or ``'row_sparse'``)."""
+    ctx = ctx if ctx else default_context()
+    if stype == "default":
+        return _mx().nd.array(random_arrays(shape), dtype=dtype, ctx=ctx)
+    arr, _ = rand_sparse_ndarray(shape, stype, density=density, modifier_func=modifier_func,
+                                 dtype=dtype, shuffle_csr_indices=shuffle_csr_indices,
+                                 distribution=distribution, ctx=ctx)
+    return arr
+
+
+def create_sparse_array(shape, stype, data_init=None, rsp_indices=None, dtype=None,
+                        modifier_func=None, density=.5, shuffle_csr_indices=False):
+    """A random sparse array (:func:`rand_sparse_ndarray`); row_sparse ``rsp_indices`` are
+    sorted first."""
+    if stype == "row_sparse":
+        arr_indices = None
+        if rsp_indices is not None:
+            arr_indices = np.asarray(rsp_indices)
+            arr_indices.sort()
+        arr, _ = rand_sparse_ndarray(shape, stype, density=density, data_init=data_init,
+                                     rsp_indices=arr_indices, dtype=dtype,
+                                     modifier_func=modifier_func)
+    elif stype == "csr":
+        arr, _ = rand_sparse_ndarray(shape, stype, density=density, data_init=data_init,
+                                     dtype=dtype, modifier_func=modifier_func,
+                                     shuffle_csr_indices=shuffle_csr_indices)
+    else:
+        raise AssertionError("Unknown storage type: " + stype)
+    return arr
+
+
+def create_sparse_array_zd(shape, stype, density, data_init=None, rsp_indices=None, dtype=None,
+                           modifier_func=None, shuffle_csr_indices=False):
+    """:func:`create_sparse_array` where a row_sparse array's rows are only ``rsp_indices``
+    (density 0 otherwise: possibly all-zero)."""
+    if stype == "row_sparse":
+        density = 0.0
+        if rsp_indices is not None:
+            assert len(rsp_indices) <= shape[0]
+    return create_sparse_array(shape, stype, data_init=data_init, rsp_indices=rsp_indices,
+                               dtype=dtype, modifier_func=modifier_func, density=density,
+                               shuffle_csr_indices=shuffle_csr_indices)
 
 
 def rand_shape_2d(dim0=10, dim1=10, allow_zero_size=False):

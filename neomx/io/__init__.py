@@ -5,7 +5,7 @@
 * :class:`MNISTIter` -- mini-batches straight from MNIST IDX files.
 * :class:`ImageRecordIter` (and its ``_v1``/``UInt8``/``Int8`` forms) -- images from a ``.rec``
   decoded and augmented in threads, as MXNet's C++ iterator; :class:`ImageDetRecordIter`
-  (detection labels), :class:`CSVIter`, :class:`LibSVMIter` (dense output).
+  (detection labels), :class:`CSVIter`, :class:`LibSVMIter` (csr batches).
 * :class:`PrefetchingIter`, :class:`ResizeIter` -- wrappers around other iterators.
 * :mod:`neomx.io.idx` -- the IDX reader and writer behind MNISTIter and ``get_mnist``.
 """

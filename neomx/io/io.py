@@ -8,7 +8,9 @@ from collections import namedtuple
 import numpy as np
 
 from ..base import MXNetError, mx_real_t
-from .utils import _getdata_by_idx, _init_data, concat_rows, slice_rows, take_rows, tile_rows
+from ..ndarray.sparse import CSRNDArray
+from .utils import (_getdata_by_idx, _has_instance, _init_data, concat_rows, slice_rows,
+                    take_rows, tile_rows)
 
 __all__ = ["DataDesc", "DataBatch", "DataIter", "MXDataIter", "NDArrayIter"]
 
@@ -206,7 +208,12 @@ class NDArrayIter(DataIter):
         One array is named ``data_name``; several in a list become ``_0_<data_name>``,
         ``_1_<data_name>``, ...; dict inputs are named by their keys. Inputs are **sorted by
         name**. Non-NDArray inputs become float32 NDArrays; NDArrays keep their dtype until
-        the first shuffle, which turns every input into float32 (as MXNet does).
+        the first shuffle, which turns every dense input into float32 (as MXNet does).
+        ``CSRNDArray`` inputs, and ``scipy.sparse.csr_matrix`` ones in a list or dict (a bare
+        one is refused, as by MXNet), need ``last_batch_handle='discard'``
+        (NotImplementedError otherwise); as in MXNet 1.9.1 their batches are *dense* NDArrays
+        (``slice_axis`` has no csr kernel: a storage fallback warning), and shuffling keeps
+        them csr with their dtype.
     label : same forms as ``data``, optional
         Named from ``label_name``. Lengths are not checked against ``data``.
     batch_size : int
@@ -243,6 +250,10 @@ class NDArrayIter(DataIter):
         super().__init__(batch_size)
         self.data = _init_data(data, allow_empty=False, default_name=data_name)
         self.label = _init_data(label, allow_empty=True, default_name=label_name)
+        if (_has_instance(self.data, CSRNDArray) or _has_instance(self.label, CSRNDArray)) \
+                and last_batch_handle != "discard":
+            raise NotImplementedError("`NDArrayIter` only supports ``CSRNDArray``"
+                                      " with `last_batch_handle` set to `discard`.")
         num_parts, part_index = int(num_parts), int(part_index)
         if not 0 <= part_index < num_parts:
             raise MXNetError(f"NDArrayIter: part_index must be in [0, num_parts), got "

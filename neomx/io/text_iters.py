@@ -15,18 +15,17 @@ from ..base import MXNetError
 from ..context import cpu
 from ..ndarray.ndarray import from_torch
 from .image_record_iter import check_dtype, parse_param, parse_shape, required
+from . import _libsvm_parse as _lp
 from .io import DataBatch, DataDesc, DataIter
 
 __all__ = ["CSVIter", "LibSVMIter"]
 
-_MAX_DENSE = 1 << 28  # values in one dense LibSVM batch
-
-
 class _RowBatcher:
     """MXNet's ``BatchLoader`` over ``n`` rows: which rows make each batch, and the pad."""
 
-    def __init__(self, n, batch_size, round_batch):
+    def __init__(self, n, batch_size, round_batch, base="base_"):
         self.n, self.batch_size, self.round_batch = n, batch_size, round_batch
+        self._base = base
         self.pos = 0
         self.num_overflow = 0
 
@@ -45,8 +44,8 @@ class _RowBatcher:
         self.pos = 0
         while len(rows) < bs:
             if self.pos >= self.n:
-                raise MXNetError("Check failed: base_->Next(): number of input must be bigger "
-                                 "than batch size")
+                raise MXNetError(f"Check failed: {self._base}->Next(): number of input must "
+                                 "be bigger than batch size")
             rows.append(self.pos)
             self.pos += 1
             self.num_overflow += 1
@@ -229,50 +228,89 @@ class CSVIter(_TableIter):
         return arr
 
 
-def _line_part(text: str, part_index: int, num_parts: int) -> str:
-    """dmlc's LineSplitter part: equal byte ranges, each starting after a line end."""
-    raw = text.encode()
-    size = len(raw)
-    step = -(-size // num_parts)
-
-    def start(pos):
-        if pos <= 0:
-            return 0
-        if pos >= size:
-            return size
-        nl = min([i for i in (raw.find(b"\n", pos), raw.find(b"\r", pos)) if i != -1],
-                 default=size)
-        while nl < size and raw[nl:nl + 1] in (b"\n", b"\r"):
-            nl += 1
-        return nl
-
-    begin = start(min(step * part_index, size))
-    end = start(min(step * (part_index + 1), size))
-    return raw[begin:max(begin, end)].decode()
+def _read_bytes(path):
+    """The bytes of each file of ``path`` (a file or a folder), without empty files."""
+    raws = [(f, open(f, "rb").read()) for f in _files(path, "LibSVM")]
+    raws = [(f, r) for f, r in raws if r]
+    if not raws:  # dmlc skips empty files, then finds none
+        raise MXNetError("Check failed: files_.size() != 0U (0 vs. 0) : Cannot find any files "
+                         f"that matches the URI pattern {path}")
+    return raws
 
 
-class LibSVMIter(_TableIter):
-    """Batches of rows of a LibSVM file (zero-based, sorted column indices), as MXNet 1.9.1's
-    ``LibSVMIter`` -- but **dense**: neomx has no sparse ``CSRNDArray`` yet, so the data (and
-    a ``label_libsvm`` label) come as dense float32 NDArrays of the same values, shape
-    (batch_size,) + data_shape. A batch too large to hold densely raises ``MXNetError``.
+def _load_libsvm(path, width, part_index, num_parts):
+    """Parsed rows of part ``part_index`` of ``num_parts`` of the LibSVM file(s) ``path``."""
+    raws = _read_bytes(path)
+    offsets = np.cumsum([0] + [len(r) for _, r in raws[:-1]])
+    rows = _lp.concat_rows([_lp.parse_libsvm(r, width, f) for f, r in raws], offsets)
+    if num_parts > 1:
+        begin, end = _lp.part_range(b"".join(r for _, r in raws), part_index, num_parts)
+        keep = np.flatnonzero((rows.starts >= begin) & (rows.starts < end))
+        ptr, idx, val = _lp.take_rows(rows.indptr, rows.indices, rows.values, keep)
+        rows = _lp.LibSVMRows(rows.labels[keep], ptr, idx, val, rows.starts[keep],
+                              rows.lines[keep])
+    return rows
+
+
+def _csr_batch(rows, take, batch_size, width, ctx):
+    """A CSRNDArray (batch_size, width) of the rows ``take`` of ``rows`` (missing rows empty)."""
+    from ..ndarray.sparse import _wrap
+    from ..ops.sparse import Sparse
+    ptr, idx, val = _lp.take_rows(rows.indptr, rows.indices, rows.values, take)
+    if len(take) < batch_size:
+        ptr = np.concatenate([ptr, np.full(batch_size - len(take), ptr[-1], np.int64)])
+    return _wrap(Sparse("csr", torch.from_numpy(val), (torch.from_numpy(ptr),
+                                                       torch.from_numpy(idx)),
+                        (batch_size, width)), ctx)
+
+
+class LibSVMIter(DataIter):
+    """Batches of rows of LibSVM files as ``csr`` arrays, as MXNet 1.9.1's ``LibSVMIter``.
+
+    Each line is ``label index:value index:value ...`` with zero-based column indices (MXNet
+    expects them sorted; they are kept in the file's order). Data batches are
+    :class:`~neomx.ndarray.sparse.CSRNDArray` of shape (batch_size, data_shape[0]); labels are
+    the lines' first numbers as a dense (batch_size,) array, or -- with ``label_libsvm`` -- the
+    rows of that file as a CSRNDArray (batch_size, label_shape[0]) (its first column is
+    ignored). Files are parsed with NumPy, vectorised (neomx/io/_libsvm_parse.py).
+
+    Batching is MXNet's sparse batch loader with ``round_batch``: a last batch that runs past
+    the end is completed from the start (``pad`` = how many), and after ``reset()`` the next
+    epoch continues after those rows; ``index`` holds the rows' positions.
 
     Parameters
     ----------
     data_libsvm : str
-        ``label idx:value idx:value ...`` lines.
+        A LibSVM file, or a folder whose files are read in name order.
     data_shape : tuple
-        (number of features,).
+        (number of features,); 1-D.
     label_libsvm : str, optional
-        Labels as LibSVM rows of ``label_shape`` features ('NULL': the first value of each
-        data line).
+        Labels as LibSVM rows of ``label_shape[0]`` features ('NULL': the first number of each
+        data line, with ``label_shape`` (1,)).
     label_shape : tuple
     batch_size : int
     round_batch : bool
         Must be True (MXNet's sparse batch loader supports nothing else).
     num_parts, part_index : int
-        Read only this part (equal byte ranges of the file, cut at line ends).
+        Read only this part: equal byte ranges of the file(s), each starting after a line end.
+    dtype : None or 'float32'
+        MXNet 1.9.1 produces float32 only (other dtypes fail there too).
     data_name, label_name : str
+
+    A malformed line (a token that is not ``index:value``, not a number, a negative,
+    fractional or out-of-range index) raises MXNetError naming the file and the line.
+
+    Examples
+    --------
+    >>> import os, tempfile, neomx as mx
+    >>> path = os.path.join(tempfile.mkdtemp(), 'data.t')
+    >>> _ = open(path, 'w').write('1.0 0:0.5 2:1.2\\n-2.0\\n-3.0 0:0.6 1:2.4 2:1.2\\n4 2:-1.2\\n')
+    >>> it = mx.io.LibSVMIter(data_libsvm=path, data_shape=(3,), batch_size=3)
+    >>> b = next(it)
+    >>> b.data[0].stype, b.data[0].indptr.asnumpy().tolist(), b.label[0].asnumpy().tolist()
+    ('csr', [0, 2, 2, 5], [1.0, -2.0, -3.0])
+    >>> b = next(it); b.index.tolist(), b.pad
+    ([3, 0, 1], 2)
     """
 
     def __init__(self, *args, **kwargs):
@@ -287,52 +325,97 @@ class LibSVMIter(_TableIter):
         round_batch = parse_param("round_batch", kwargs.get("round_batch", True), True)
         num_parts = int(kwargs.get("num_parts", 1))
         part_index = int(kwargs.get("part_index", 0))
-        _out_dtype(kwargs.get("dtype"), "LibSVMIter")
+        dtype = check_dtype(kwargs.get("dtype"))
+        if len(data_shape) != 1:
+            raise MXNetError(f"Check failed: param_.data_shape.ndim() == 1 ({len(data_shape)} "
+                             "vs. 1) : dimension of data_shape is expected to be 1")
+        if label_path != "NULL":
+            if len(label_shape) != 1:
+                raise MXNetError(f"Check failed: param_.label_shape.ndim() == 1 "
+                                 f"({len(label_shape)} vs. 1) : dimension of label_shape is "
+                                 "expected to be 1")
+            if int(np.prod(label_shape)) <= 1:
+                raise MXNetError("Check failed: param_.label_shape.Size() > 1 (1 vs. 1) : "
+                                 "label_shape is not expected to be (1,) when "
+                                 "param_.label_libsvm is set.")
+        elif int(np.prod(label_shape)) != 1:
+            raise MXNetError(f"Check failed: param_.label_shape.Size() == 1 "
+                             f"({int(np.prod(label_shape))} vs. 1) : label_shape is expected "
+                             "to be (1,) when param_.label_libsvm is NULL")
+        if dtype not in (None, "float32"):
+            raise MXNetError(f"LibSVMIter: dtype {dtype} is not supported: LibSVM data is "
+                             "float32 (MXNet 1.9.1 fails on other dtypes too)")
         if not round_batch:
             raise MXNetError("sparse batch loader doesn't support round_batch == false yet")
         if not 0 <= part_index < num_parts:
             raise MXNetError("Check failed: part < nsplit: invalid input parameter for "
                              "InputSplit::Create")
-        if batch_size * int(np.prod(data_shape)) > _MAX_DENSE:
-            raise MXNetError(f"LibSVMIter: a dense batch of {batch_size} x {data_shape} values "
-                             "is too large; neomx has no sparse CSRNDArray yet (use a smaller "
-                             "batch_size)")
-        text = _line_part(_read_text(data_path, "LibSVM"), part_index, num_parts)
-        first, data = self._parse(text, data_shape, data_path)
-        if label_path != "NULL":
-            ltext = _line_part(_read_text(label_path, "LibSVM"), part_index, num_parts)
-            label = self._parse(ltext, label_shape, label_path)[1]
-        else:
-            label = first.reshape((-1,) + (label_shape if label_shape != (1,) else ()))
         if batch_size < 1:
             raise MXNetError(f"LibSVMIter: batch_size must be positive, got {batch_size}")
-        if data.shape[0] == 0:
-            raise MXNetError(f'LibSVMIter: no rows in part {part_index} of "{data_path}"')
-        if label.ndim == 1:
-            label = label.reshape(-1, 1) if label_shape != (1,) else label
-        self._init_table(data, label, batch_size, True, kwargs.get("data_name", "data"),
-                         kwargs.get("label_name", "softmax_label"), label_shape)
+        super().__init__(batch_size)
+        self._width = data_shape[0]
+        self._rows = _load_libsvm(data_path, self._width, part_index, num_parts)
+        n = len(self._rows.labels)
+        if n == 0:
+            raise MXNetError(f'LibSVMIter: no rows in part {part_index} of {num_parts} of '
+                             f'"{data_path}"')
+        self._label_rows = None
+        if label_path != "NULL":
+            self._lwidth = label_shape[0]
+            self._label_rows = _load_libsvm(label_path, self._lwidth, part_index, num_parts)
+            if len(self._label_rows.labels) < n:
+                raise MXNetError("Check failed: label_parser_->Next(): Data LibSVM's row is "
+                                 "smaller than the number of rows in label_libsvm "
+                                 f'("{data_path}": {n} rows, "{label_path}": '
+                                 f"{len(self._label_rows.labels)})")
+        if batch_size > n:
+            raise MXNetError("Check failed: sparse_base_->Next(): number of input must be bigger "
+                             f"than batch size ({n} rows, batch_size {batch_size})")
+        self._batcher = _RowBatcher(n, batch_size, True, "sparse_base_")
+        data_name = kwargs.get("data_name", "data")
+        label_name = kwargs.get("label_name", "softmax_label")
+        self.provide_data = [DataDesc(data_name, (batch_size,) + data_shape, np.float32)]
+        lshape = (batch_size,) if label_path == "NULL" else (batch_size,) + label_shape
+        self.provide_label = [DataDesc(label_name, lshape, np.float32)]
+        self._current = None
 
-    @staticmethod
-    def _parse(text, shape, path):
-        width = int(np.prod(shape))
-        firsts, rows = [], []
-        for lineno, line in enumerate(text.splitlines(), 1):
-            fields = line.split()
-            if not fields:
-                continue
-            row = np.zeros(width, np.float32)
-            try:
-                firsts.append(float(fields[0]))
-                for item in fields[1:]:
-                    k, v = item.split(":")
-                    k = int(k)
-                    if not 0 <= k < width:
-                        raise ValueError(f"feature index {k} outside data_shape {shape}")
-                    row[k] = float(v)
-            except ValueError as e:
-                raise MXNetError(f'LibSVMIter: "{path}" line {lineno}: {e}') from None
-            rows.append(row)
-        data = np.stack(rows).reshape((-1,) + shape) if rows else np.zeros((0,) + shape,
-                                                                            np.float32)
-        return np.asarray(firsts, np.float32), data
+    def next(self):
+        plan = self._batcher.next()
+        if plan is None:
+            raise StopIteration
+        rows, pad = plan
+        take = np.asarray(rows, np.int64)
+        bs, ctx = self.batch_size, cpu()
+        data = _csr_batch(self._rows, take, bs, self._width, ctx)
+        if self._label_rows is None:
+            lab = np.zeros(bs, np.float32)
+            lab[:len(take)] = self._rows.labels[take]
+            label = from_torch(torch.from_numpy(lab), ctx)
+        else:
+            label = _csr_batch(self._label_rows, take, bs, self._lwidth, ctx)
+        index = np.zeros(bs, np.uint64)
+        index[:len(take)] = take
+        self._current = DataBatch([data], [label], pad=pad, index=index)
+        return self._current
+
+    def iter_next(self):
+        try:
+            self._current = self.next()
+        except StopIteration:
+            return False
+        return True
+
+    def getdata(self):
+        return self._current.data[0]
+
+    def getlabel(self):
+        return self._current.label[0]
+
+    def getindex(self):
+        return self._current.index
+
+    def getpad(self):
+        return self._current.pad
+
+    def reset(self):
+        self._batcher.reset()

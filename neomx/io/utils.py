@@ -10,6 +10,8 @@ from .. import engine
 from ..base import MXNetError
 from ..ndarray import NDArray, array
 from ..ndarray.ndarray import from_torch
+from ..ndarray.utils import _is_scipy_csr
+from ..ndarray.utils import array as _utils_array
 
 __all__ = ["_init_data", "_getdata_by_idx", "_has_instance", "slice_rows", "concat_rows",
            "tile_rows", "take_rows"]
@@ -44,7 +46,8 @@ def _init_data(data, allow_empty, default_name):
             out[k] = v
             continue
         try:
-            out[k] = array(v)
+            # (a SciPy CSR matrix becomes a CSRNDArray, as mx.nd.array makes it in MXNet)
+            out[k] = _utils_array(v) if _is_scipy_csr(v) else array(v)
         except Exception:  # noqa: BLE001  MXNet turns any conversion failure into this TypeError
             raise TypeError(("Invalid type '%s' for %s, " % (type(v), k))
                             + "should be NDArray, numpy.ndarray or h5py.Dataset") from None
@@ -60,9 +63,27 @@ def _getdata_by_idx(data, idx):
     """Reorder every array of ``[(name, NDArray)]`` along axis 0 by ``idx``.
 
     As in MXNet this goes through numpy and ``mx.nd.array``, so the result is float32 whatever
-    the input dtype was.
+    the input dtype was; a CSRNDArray stays csr with its dtype.
     """
-    return [(k, array(v.asnumpy()[idx], v.context)) for k, v in data]
+    return [(k, _csr_take(v, idx) if getattr(v, "stype", "default") == "csr" else
+             array(v.asnumpy()[idx], v.context)) for k, v in data]
+
+
+def _csr_take(arr, rows):
+    """A CSRNDArray of the rows ``rows`` of ``arr`` (same dtype and context; no SciPy needed)."""
+    from ..ndarray.sparse import _wrap
+    from ..ops.sparse import Sparse
+    engine.wait_for(arr)
+    indptr, indices = arr._aux
+    index = torch.as_tensor(np.asarray(rows, dtype=np.int64), device=indptr.device)
+    begin = indptr[index]
+    lens = indptr[index + 1] - begin
+    ptr = torch.zeros(index.numel() + 1, dtype=torch.int64, device=indptr.device)
+    torch.cumsum(lens, 0, out=ptr[1:])
+    pos = torch.repeat_interleave(begin - ptr[:-1], lens) + \
+        torch.arange(int(ptr[-1]), dtype=torch.int64, device=indptr.device)
+    shape = (index.numel(),) + tuple(arr.shape[1:])
+    return _wrap(Sparse("csr", arr._data[pos], (ptr, indices[pos]), shape), arr.context)
 
 
 def _axis(arr: NDArray, axis: int) -> int:
@@ -74,6 +95,12 @@ def _axis(arr: NDArray, axis: int) -> int:
 
 def slice_rows(arr: NDArray, begin: int, end: int, axis: int = 0) -> NDArray:
     """A copy of ``arr[begin:end]`` along ``axis`` (MXNet's ``slice_axis``; bounds checked)."""
+    if getattr(arr, "stype", "default") != "default":
+        # MXNet slices with slice_axis, which has no sparse kernel: a dense result after the
+        # storage fallback warning
+        from ..ndarray import register as _register
+        return _register.invoke_by_name("slice_axis", [arr],
+                                        {"axis": axis, "begin": begin, "end": end})
     ax = _axis(arr, axis)
     size = arr.shape[ax]
     if not 0 <= end <= size:
@@ -107,6 +134,8 @@ def tile_rows(arr: NDArray, repeats: int) -> NDArray:
 
 def take_rows(arr: NDArray, rows, axis: int = 0) -> NDArray:
     """A copy of the rows ``rows`` (indices) of ``arr`` along ``axis``, dtype kept."""
+    if getattr(arr, "stype", "default") == "csr" and axis in (0, -2):
+        return _csr_take(arr, rows)
     ax = _axis(arr, axis)
     t = arr._data
     index = torch.as_tensor(np.asarray(rows, dtype=np.int64), device=t.device)

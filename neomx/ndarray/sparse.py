@@ -721,6 +721,13 @@ def retain(data=None, indices=None, out=None, name=None, **kwargs):
 
 gs_retain = retain
 
+
+def adagrad_update(weight=None, grad=None, history=None, out=None, name=None, **kwargs):
+    """AdaGrad with a row_sparse gradient, lazily on its rows (MXNet's
+    ``_sparse_adagrad_update``): ``history += g²; weight -= lr * g / sqrt(history + epsilon)``
+    with ``g = clip(rescale_grad * grad, clip_gradient)``; ``wd`` must be 0."""
+    return _fn("_sparse_adagrad_update")(weight, grad, history, out=out, **kwargs)
+
 # The operators of MXNet's mx.nd.sparse (its gen_sparse namespace): the mx.nd functions, whose
 # dispatch runs the sparse kernels.
 _OPERATORS = (
@@ -737,7 +744,7 @@ _OPERATORS = (
 _OPERATORS = tuple(n for n in _OPERATORS if _reg.find(n) is not None)
 for _name in _OPERATORS:
     globals()[_name] = _fn(_name)
-__all__ += list(_OPERATORS) + ["retain", "gs_retain"]
+__all__ += list(_OPERATORS) + ["retain", "gs_retain", "adagrad_update"]
 
 # cast_storage's mx.nd function is the one above (its result's storage type is a parameter,
 # which the generated dispatch, keyed on dense inputs, cannot honour).

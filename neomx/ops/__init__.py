@@ -18,6 +18,7 @@ from . import rnn  # noqa: F401  RNN (the fused rnn_relu/rnn_tanh/lstm/gru opera
 from . import control_flow  # noqa: F401  _foreach, _while_loop, _cond (nodes holding subgraphs)
 from . import contrib_more  # noqa: F401  khatri_rao, boolean_mask, hawkesll, _multi_mp_lamb_update
 from . import contrib_deform  # noqa: F401  DeformableConvolution, PSROIPooling, Proposal, ...
+from . import sparse_updates  # noqa: F401  row_sparse sgd/adam updates, _sparse_adagrad_update, group_adagrad_update
 from . import pdf  # noqa: F401  nanprod, _random_pdf_<dist> (mx.nd.random_pdf_*)
 from .registry import OpDef, OpContext, Param, Params, get, find, all_ops, register
 

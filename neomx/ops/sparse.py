@@ -355,6 +355,20 @@ for _name in ("_plus_scalar", "_minus_scalar", "_rminus_scalar", "where", "norm"
     storage_rule([_name], _dense_out_infer, _dense_forward(_name))
 
 
+def _zero_scalar_infer(p, stypes, shapes=None):
+    """``x + 0`` and ``x - 0`` keep the sparse storage type; other scalars give dense."""
+    return [stypes[0]] if float(p.scalar) == 0 else ["default"]
+
+
+def _zero_scalar_forward_for(name):
+    keep, dense = _keep_forward_for(name), _dense_forward(name)
+    return lambda p, ins, st, oc: (keep if st[0] != "default" else dense)(p, ins, st, oc)
+
+
+for _name in ("_plus_scalar", "_minus_scalar"):
+    storage_rule([_name], _zero_scalar_infer, _zero_scalar_forward_for(_name))
+
+
 def _elemwise_infer(kind):
     def infer(p, stypes, shapes=None):
         a, b = stypes

@@ -12,7 +12,8 @@ __all__ = ["GroupAdaGrad"]
 
 @register
 class GroupAdaGrad(Optimizer):
-    """AdaGrad with one learning rate per row of a 2-D weight::
+    """AdaGrad with one learning rate per row of a 2-D weight (lazily, on the gradient's rows
+    only, with a row_sparse gradient: ``mx.nd.contrib.group_adagrad_update``)::
 
         grad = clip(grad * rescale_grad, clip_gradient)
         history += mean(square(grad), axis=1, keepdims=True)
@@ -36,6 +37,8 @@ class GroupAdaGrad(Optimizer):
            [0.9, 0.9]], dtype=float32)
     """
 
+    _sparse_updates = True  # (row_sparse gradients: group_adagrad_update)
+
     def __init__(self, eps=1e-5, **kwargs):
         super().__init__(**kwargs)
         self.float_stable_eps = eps
@@ -51,6 +54,12 @@ class GroupAdaGrad(Optimizer):
         lr = self._get_lr(index)
         wd = self._get_wd(index)
         assert wd == 0, "Weight decay is not supported for GroupAdaGrad"
+        if grad.stype == "row_sparse":  # lazy: the gradient's rows only
+            kwargs = {"epsilon": self.float_stable_eps, "rescale_grad": self.rescale_grad}
+            if self.clip_gradient:
+                kwargs["clip_gradient"] = self.clip_gradient
+            nd.contrib.group_adagrad_update(weight, grad, state, out=weight, lr=lr, **kwargs)
+            return
         grad = grad * self.rescale_grad
         if self.clip_gradient is not None:
             grad = nd.clip(grad, -self.clip_gradient, self.clip_gradient)

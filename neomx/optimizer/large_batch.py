@@ -61,6 +61,8 @@ class LARS(Optimizer):
     array([0.95, 0.95, 0.95, 0.95], dtype=float32)
     """
 
+    _sparse_updates = True  # (row_sparse gradients: lazy sgd(_mom)_update, one at a time)
+
     def __init__(self, momentum=0.0, lazy_update=True, eta=0.001, eps=0,
                  momentum_correction=True, **kwargs):
         super().__init__(**kwargs)
@@ -146,6 +148,23 @@ class LARS(Optimizer):
                 if (self.momentum_correction and self.last_lr != 0) else self.momentum
         if self.clip_gradient:
             kwargs["clip_gradient"] = self.clip_gradient
+        if any(w.stype != "default" or g.stype != "default" for w, g in zip(weights, grads)):
+            # sparse arrays go one at a time, as in MXNet: sgd(_mom)_update, lazily on a
+            # row_sparse gradient's rows with lazy_update
+            for i, w, g, s, lr, wd in zip(indices, weights, grads, states, lrs, wds):
+                lr = self._get_lars(i, w, g, lr, wd)
+                if not multi_precision:
+                    if s is not None:
+                        nd.sgd_mom_update(w, g, s, out=w, lazy_update=self.lazy_update, lr=lr,
+                                          wd=wd, **kwargs)
+                    else:
+                        nd.sgd_update(w, g, out=w, lazy_update=self.lazy_update, lr=lr, wd=wd,
+                                      **kwargs)
+                elif s[0] is not None:
+                    nd.mp_sgd_mom_update(w, g, s[0], s[1], out=w, lr=lr, wd=wd, **kwargs)
+                else:
+                    nd.mp_sgd_update(w, g, s[1], out=w, lr=lr, wd=wd, **kwargs)
+            return
         # LARS-scaled weights first, then gamma/beta/bias, as MXNet orders them
         names = [self.idx2name[i] if i in self.idx2name else str(i) for i in indices]
         lars_idx = [i for i, n in enumerate(names) if not n.endswith(_NO_LARS)]
@@ -215,6 +234,8 @@ class LBSGD(Optimizer):
     begin_epoch : int, default 0
     num_epochs : int, default 60
     """
+
+    _sparse_updates = True  # (row_sparse gradients: sgd(_mom)_update's lazy update)
 
     def __init__(self, momentum=0.0, multi_precision=False, warmup_strategy="linear",
                  warmup_epochs=5, batch_scale=1, updates_per_epoch=32, begin_epoch=0,

@@ -398,6 +398,8 @@ class NAG(Optimizer):
         weight = weight + momentum * state - lr * (clip(rescale_grad * grad) + wd * weight)
     """
 
+    _sparse_updates = True  # (row_sparse gradients: lazy sgd_update without momentum)
+
     def __init__(self, momentum=0.0, **kwargs):
         super().__init__(**kwargs)
         self.momentum = momentum
@@ -414,6 +416,14 @@ class NAG(Optimizer):
         lr, wd = self._get_lr(index), self._get_wd(index)
         rescale, clip = self.rescale_grad, self._kernel_clip()
         momentum = self.momentum if self.momentum > 0 else 0.0  # else the operator's default
+        if state is None and not multi_precision and grad.stype == "row_sparse":
+            # MXNet's sgd_update: lazy on the gradient's rows (nag_mom_update has no sparse
+            # kernel: with momentum, the dense fallback below)
+            _push(lambda: _sparse.run(lambda w, g, *a: K.sgd(w, g, *a), weight, grad, [],
+                                      (lr, wd, rescale, clip)), weight, grad, state)
+            return
+        if grad.__class__ is not NDArray:
+            grad = _sparse.dense_grad(grad)
         wt, gt = weight._data, grad._data
         if not multi_precision:
             if state is not None:

@@ -52,9 +52,9 @@ def run(kernel, weight, grad, states, args, lazy=True):
 
 def adagrad_rows(w, g, history, lr, epsilon, rescale, clip):
     """MXNet's sparse ``adagrad_update`` on stored rows: ``history += g²``;
-    ``w -= lr * g / (sqrt(history) + epsilon)`` with ``g = clip(rescale * g)``."""
+    ``w -= lr * g / sqrt(history + epsilon)`` with ``g = clip(rescale * g)``."""
     gg = g.to(w.device, w.dtype) * rescale
     if clip is not None and clip >= 0:
         gg = gg.clamp(-clip, clip)
     history.add_(gg.square())
-    w.sub_(gg.div(history.sqrt().add_(epsilon)).mul_(lr))
+    w.sub_(gg.div(history.add(epsilon).sqrt_()).mul_(lr))

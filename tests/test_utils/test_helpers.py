@@ -76,12 +76,12 @@ def test_assert_exception_and_retry():
         broken()
 
 
-def test_rand_ndarray_dense_only():
+def test_rand_ndarray():
     a = tu.rand_ndarray((3, 2), dtype=np.float64, ctx=mx.cpu(1))
     assert a.shape == (3, 2) and a.dtype == np.float64 and a.context == mx.cpu(1)
-    for stype in ("csr", "row_sparse"):
-        with pytest.raises(mx.MXNetError, match="issue 16"):
-            tu.rand_ndarray((3, 2), stype)
+    for stype in ("csr", "row_sparse"):  # (the sparse forms: tests/sparse/test_sparse_io.py)
+        s = tu.rand_ndarray((3, 2), stype, density=1.0)
+        assert s.stype == stype and s.shape == (3, 2)
     assert isinstance(tu.random_arrays((2, 3)), np.ndarray)
     assert tu.random_arrays(()).shape == ()
     lo_hi = tu.random_uniform_arrays((100,), low=2, high=3)[0]
@@ -318,8 +318,6 @@ def test_archives_and_models_from_local_files(tmp_path):
     assert tu.download_model("other", meta_info={"net": {}}) == (None, 0)
     with pytest.raises(IOError):
         tu.get_im2rec_path("NEOMX_NO_SUCH_HOME")
-    for f in (lambda: tu.create_sparse_array_zd((2, 2), "row_sparse", 0.5),
-              lambda: tu.rand_sparse_ndarray((2, 2), "csr"),
-              lambda: tu.check_gluon_hybridize_consistency(None, [])):
+    for f in (lambda: tu.check_gluon_hybridize_consistency(None, []),):
         with pytest.raises(mx.MXNetError):
             f()
