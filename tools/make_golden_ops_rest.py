@@ -170,8 +170,12 @@ def bn_cases():
              n_aux=2)
         case(short + '_gamma', fn, [data, gamma, beta, mm.copy(), mv.copy()],
              dict(extra, fix_gamma=False, momentum=0.8, eps=1e-4), grads=(0, 1, 2), n_aux=2)
+        # (no gradients in inference mode: MXNet 1.9.1's oneDNN BatchNormWithReLU backward then
+        # reads a ReLU workspace its forward never wrote, values changing from run to run, and
+        # SyncBatchNorm's gives NaN: neither defines one)
         case(short + '_infer', fn, [data, gamma, beta, mm.copy(), mv.copy()],
-             dict(extra, fix_gamma=False), grads=(0, 1, 2), n_aux=2, train=False)
+             dict(extra, fix_gamma=False), grads=(),
+             n_aux=2, train=False)
         case(short + '_global', fn, [data, gamma, beta, mm.copy(), mv.copy()],
              dict(extra, fix_gamma=False, use_global_stats=True), grads=(0, 1, 2), n_aux=2)
         case(short + '_meanvar', fn, [data, gamma, beta, mm.copy(), mv.copy()],

@@ -20,6 +20,7 @@ from . import contrib_more  # noqa: F401  khatri_rao, boolean_mask, hawkesll, _m
 from . import contrib_deform  # noqa: F401  DeformableConvolution, PSROIPooling, Proposal, ...
 from . import sparse_updates  # noqa: F401  row_sparse sgd/adam updates, _sparse_adagrad_update, group_adagrad_update
 from . import pdf  # noqa: F401  nanprod, _random_pdf_<dist> (mx.nd.random_pdf_*)
+from . import contrib_rest  # noqa: F401  BatchNormWithReLU, SyncBatchNorm, RROIAlign, fft, ifft, count_sketch
 from .registry import OpDef, OpContext, Param, Params, get, find, all_ops, register
 
 __all__ = ["registry", "OpDef", "OpContext", "Param", "Params", "get", "find", "all_ops", "register"]

@@ -259,3 +259,120 @@ def test_nanprod_numeric_gradient():
     np.testing.assert_allclose(g[~np.isnan(x)], (clean.prod(1, keepdims=True) / clean)[~np.isnan(x)],
                                rtol=1e-12)
     _numeric_check(mx.nd.nanprod, [np.where(np.isnan(x), 1.5, x)], [0], {"axis": 1})
+
+
+# --- SyncBatchNorm across devices ------------------------------------------------------------------
+def _bind_bn(sym, ctx, x, gamma, beta):
+    args = {"x": mx.nd.array(x, ctx=ctx), "g": mx.nd.array(gamma, ctx=ctx),
+            "b": mx.nd.array(beta, ctx=ctx)}
+    grads = {k: mx.nd.zeros(v.shape, ctx=ctx) for k, v in args.items()}
+    aux = {"mm": mx.nd.zeros(3, ctx=ctx), "mv": mx.nd.ones(3, ctx=ctx)}
+    return sym.bind(ctx, args, args_grad=grads, aux_states=aux)
+
+
+def test_syncbatchnorm_synchronises_executors_of_two_devices():
+    """Two devices' executors (their passes run concurrently in the engine's per-device threads)
+    normalise with the statistics of the whole batch: outputs, data gradients and moving
+    statistics equal one BatchNorm over the concatenated batch; gamma/beta gradients are each
+    device's own (their sum is the whole batch's)."""
+    rng = np.random.RandomState(0)
+    x = rng.randn(4, 3, 2, 5).astype(np.float32)
+    gamma = (rng.rand(3) + 0.5).astype(np.float32)
+    beta = rng.randn(3).astype(np.float32)
+    head = rng.randn(4, 3, 2, 5).astype(np.float32)
+    X, G, B, MM, MV = [mx.sym.var(n) for n in ("x", "g", "b", "mm", "mv")]
+    sync = mx.sym.contrib.SyncBatchNorm(X, G, B, MM, MV, key="sync_test", ndev=2, fix_gamma=False)
+    ctxs = [mx.cpu(0), mx.cpu(1)]
+    exes = [_bind_bn(sync, c, x[2 * i:2 * i + 2], gamma, beta) for i, c in enumerate(ctxs)]
+    for e in exes:
+        e.forward(is_train=True)
+    for i, (e, c) in enumerate(zip(exes, ctxs)):
+        e.backward([mx.nd.array(head[2 * i:2 * i + 2], ctx=c)])
+    ref = _bind_bn(mx.sym.BatchNorm(X, G, B, MM, MV, fix_gamma=False), mx.cpu(0), x, gamma, beta)
+    ref.forward(is_train=True)
+    ref.backward([mx.nd.array(head)])
+    out = np.concatenate([e.outputs[0].asnumpy() for e in exes])
+    np.testing.assert_allclose(out, ref.outputs[0].asnumpy(), rtol=1e-5, atol=1e-5)
+    gx = np.concatenate([e.grad_dict["x"].asnumpy() for e in exes])
+    np.testing.assert_allclose(gx, ref.grad_dict["x"].asnumpy(), rtol=1e-5, atol=1e-5)
+    for k in ("g", "b"):
+        np.testing.assert_allclose(sum(e.grad_dict[k].asnumpy() for e in exes),
+                                   ref.grad_dict[k].asnumpy(), rtol=1e-5, atol=1e-5)
+        assert not np.allclose(exes[0].grad_dict[k].asnumpy(), ref.grad_dict[k].asnumpy())
+    for e in exes:
+        for k in ("mm", "mv"):
+            np.testing.assert_allclose(e.aux_dict[k].asnumpy(), ref.aux_dict[k].asnumpy(),
+                                       rtol=1e-5, atol=1e-6)
+
+
+def test_syncbatchnorm_several_devices_imperatively_is_a_clear_error():
+    one = mx.nd.ones(3)
+    with pytest.raises(mx.base.MXNetError, match=r"ndev=2.*executors"):
+        with mx.autograd.record():
+            mx.nd.contrib.SyncBatchNorm(mx.nd.ones((2, 3)), one, one, one, one, key="imp",
+                                        ndev=2).asnumpy()
+
+
+def test_syncbatchnorm_incomplete_group_times_out(monkeypatch):
+    monkeypatch.setenv("MXNET_SYNCBN_TIMEOUT", "0.2")
+    X, G, B, MM, MV = [mx.sym.var(n) for n in ("x", "g", "b", "mm", "mv")]
+    sync = mx.sym.contrib.SyncBatchNorm(X, G, B, MM, MV, key="lonely", ndev=2)
+    e = _bind_bn(sync, mx.cpu(0), np.ones((2, 3), np.float32), np.ones(3, np.float32),
+                 np.zeros(3, np.float32))
+    e.forward(is_train=True)
+    with pytest.raises(mx.base.MXNetError, match=r"1 of ndev=2 devices"):
+        e.outputs[0].asnumpy()
+
+
+# --- fft / ifft / count_sketch kernels (MXNet has them on GPUs only) -------------------------------
+def test_fft_ifft_count_sketch_kernels():
+    import torch
+    from neomx.ops import contrib_rest as cr
+    rng = np.random.RandomState(3)
+    x = rng.randn(3, 5)
+    got = cr.fft_interleaved(torch.from_numpy(x)).numpy()
+    want = np.fft.fft(x, axis=-1)
+    np.testing.assert_allclose(got[:, 0::2], want.real, atol=1e-12)
+    np.testing.assert_allclose(got[:, 1::2], want.imag, atol=1e-12)
+    z = rng.randn(2, 3, 4, 10)
+    got = cr.ifft_interleaved(torch.from_numpy(z)).numpy()
+    zc = z[..., 0::2] + 1j * z[..., 1::2]
+    np.testing.assert_allclose(got, np.fft.ifft(zc, axis=-1).real * 5, atol=1e-12)
+    # MXNet's GPU tests: d fft / d x = n * Re(ifft(g)); d ifft / d re = Re(fft(g))
+    g = rng.randn(3, 10)
+    gx = cr.get_op_kernel_for_tests("_backward__contrib_fft")(
+        torch.from_numpy(g), torch.from_numpy(x)).numpy()
+    gc = g[:, 0::2] + 1j * g[:, 1::2]
+    np.testing.assert_allclose(gx, 5 * np.fft.ifft(gc, axis=-1).real, atol=1e-12)
+    g2 = rng.randn(2, 3, 4, 5)
+    gz = cr.get_op_kernel_for_tests("_backward__contrib_ifft")(
+        torch.from_numpy(g2), torch.from_numpy(z)).numpy()
+    np.testing.assert_allclose(gz[..., 0::2], np.fft.fft(g2, axis=-1).real, atol=1e-12)
+    np.testing.assert_allclose(gz[..., 1::2], np.fft.fft(g2, axis=-1).imag, atol=1e-12)
+    data = np.array([[1.2, 2.5, 3.4], [3.2, 5.7, 6.6]])
+    h, s = np.array([[0, 3, 4]], np.float64), np.array([[1, -1, 1]], np.float64)
+    got = cr.count_sketch(*[torch.from_numpy(a) for a in (data, h, s)], 5).numpy()
+    np.testing.assert_allclose(got, [[1.2, 0, 0, -2.5, 3.4], [3.2, 0, 0, -5.7, 6.6]])
+
+
+@pytest.mark.skipif(mx.context.num_gpus() == 0, reason="MXNet's fft/ifft/count_sketch are GPU-only")
+def test_fft_ifft_count_sketch_on_gpu():
+    rng = np.random.RandomState(4)
+    ctx = mx.gpu(0)
+    x = mx.nd.array(rng.randn(3, 4), ctx=ctx)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.contrib.fft(x)
+    g = rng.randn(3, 8).astype(np.float32)
+    y.backward(mx.nd.array(g, ctx=ctx))
+    want = np.fft.fft(x.asnumpy(), axis=-1)
+    np.testing.assert_allclose(y.asnumpy()[:, 0::2], want.real, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(x.grad.asnumpy(), 4 * np.fft.ifft(g[:, 0::2] + 1j * g[:, 1::2]).real,
+                               rtol=1e-4, atol=1e-5)
+    back = mx.nd.contrib.ifft(y)
+    np.testing.assert_allclose(back.asnumpy(), 4 * x.asnumpy(), rtol=1e-4, atol=1e-5)
+    d = mx.nd.array([[1.2, 2.5, 3.4], [3.2, 5.7, 6.6]], ctx=ctx)
+    out = mx.nd.contrib.count_sketch(d, mx.nd.array([[0, 3, 4]], ctx=ctx),
+                                     mx.nd.array([[1, -1, 1]], ctx=ctx), out_dim=5)
+    np.testing.assert_allclose(out.asnumpy(), [[1.2, 0, 0, -2.5, 3.4], [3.2, 0, 0, -5.7, 6.6]],
+                               rtol=1e-6)
