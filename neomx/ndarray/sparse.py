@@ -423,8 +423,13 @@ def invoke_sparse(op, p, inputs, out=None, ctx=None, is_train=False):
     stypes = [a.stype for a in inputs]
     out_stypes = None
     recording = _REC.n and _AG.recording
-    if op.infer_storage_type is not None and op.num_outputs(p) == 1:
+    if op.infer_storage_type is not None and (
+            op.num_outputs(p) == 1 or getattr(op.sparse_forward, "multi_output", False)):
         out_stypes = op.infer_storage_type(p, stypes, [a.shape for a in inputs])
+    if recording and out is None and out_stypes and not isinstance(out_stypes, _sp.Fallback):
+        res = _sgrad.record_csr_dot(op, p, inputs, ctx, is_train)
+        if res is not None:  # (dot(csr, weight): recorded without a dense copy of the csr)
+            return res
     if recording or out_stypes is None or isinstance(out_stypes, _sp.Fallback):
         # MXNet's fallback: the dense form on dense copies of the sparse inputs. While
         # recording, supported calls also run densely (no warning) so that the tape records
@@ -457,7 +462,11 @@ def invoke_sparse(op, p, inputs, out=None, ctx=None, is_train=False):
             raise
         except (RuntimeError, ValueError, IndexError) as e:
             raise MXNetError(f"Error in operator {op.name}: {str(e).splitlines()[0]}") from None
-        res = _result(v, ctx)
+        if isinstance(v, list):  # (several outputs)
+            res = [_result(x, ctx) for x in v]
+            res = res[0] if len(res) == 1 else res
+        else:
+            res = _result(v, ctx)
     if out is None:
         return res
     targets = out if isinstance(out, (list, tuple)) else [out]

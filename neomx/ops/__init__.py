@@ -19,6 +19,7 @@ from . import control_flow  # noqa: F401  _foreach, _while_loop, _cond (nodes ho
 from . import contrib_more  # noqa: F401  khatri_rao, boolean_mask, hawkesll, _multi_mp_lamb_update
 from . import contrib_deform  # noqa: F401  DeformableConvolution, PSROIPooling, Proposal, ...
 from . import sparse_updates  # noqa: F401  row_sparse sgd/adam updates, _sparse_adagrad_update, group_adagrad_update
+from . import contrib_graph  # noqa: F401  getnnz, edge_id, dgl_adjacency, dgl_subgraph, dgl samplers, dgl_graph_compact
 from . import pdf  # noqa: F401  nanprod, _random_pdf_<dist> (mx.nd.random_pdf_*)
 from . import contrib_rest  # noqa: F401  BatchNormWithReLU, SyncBatchNorm, RROIAlign, fft, ifft, count_sketch
 from .registry import OpDef, OpContext, Param, Params, get, find, all_ops, register
