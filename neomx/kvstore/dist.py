@@ -33,6 +33,8 @@ from .. import engine
 from ..base import MXNetError
 from ..context import cpu
 from ..ndarray.ndarray import NDArray, from_torch
+from ..ndarray.sparse import _wrap
+from ..ops.sparse import Sparse
 from . import process_group
 from .kvstore import KVStore
 
@@ -90,7 +92,10 @@ class DistKVStore(KVStore):
     bucket_mb : float, optional
         Largest all-reduce bucket in MiB (default ``MXNET_KVSTORE_BUCKET_MB`` or 25).
 
-    ``comm_stats`` counts the pushes, buckets, bytes and seconds spent in worker reductions.
+    ``comm_stats`` counts the pushes, buckets, bytes and seconds spent in worker reductions
+    (``sparse_bytes`` and ``rows``: the part of the bytes and the rows sent for row_sparse
+    pushes, which carry their stored rows only). ``row_sparse_pull`` sends nothing: every
+    worker holds the same values (see above), so it reads the rows from its own copy.
 
     Examples
     --------
@@ -113,7 +118,8 @@ class DistKVStore(KVStore):
         if bucket_mb <= 0:
             raise MXNetError(f"kvstore '{name}': bucket size must be positive, got {bucket_mb} MiB")
         self._bucket_bytes = int(bucket_mb * (1 << 20))
-        self.comm_stats = {"pushes": 0, "buckets": 0, "bytes": 0, "seconds": 0.0}
+        self.comm_stats = {"pushes": 0, "buckets": 0, "bytes": 0, "seconds": 0.0,
+                           "sparse_bytes": 0, "rows": 0}
 
     # --- properties ---------------------------------------------------------------------------
     @property
@@ -172,6 +178,10 @@ class DistKVStore(KVStore):
     def _init_value(self, key, value: NDArray) -> NDArray:
         """Rank 0's value, on every worker (MXNet: only rank 0's init reaches the servers)."""
         stored = super()._init_value(key, value)
+        if stored.stype == "row_sparse":
+            engine.push(lambda: stored._set(self._bcast_rows(key, stored._sparse())),
+                        reads=(stored,), writes=(stored,))
+            return stored
 
         def _bcast():
             t = stored._data
@@ -187,23 +197,104 @@ class DistKVStore(KVStore):
         return self._reduce_workers_many([(key, merged)])[0]
 
     def _reduce_workers_many(self, pairs) -> list:
-        """Sum each array over the workers: buckets per (dtype, device), one all-reduce each."""
+        """Sum each array over the workers: dense ones in buckets per (dtype, device), one
+        all-reduce each; row_sparse ones by gathering their rows (:meth:`_reduce_rows`)."""
         if not pairs:
             return []
         keys = [k for k, _ in pairs]
         arrays = [m for _, m in pairs]
         device_comm = self._use_device_comm
+        rows_idx = [i for i, a in enumerate(arrays) if a.stype == "row_sparse"]
+        dense_idx = [i for i, a in enumerate(arrays) if a.stype != "row_sparse"]
 
         def _run():
             t0 = time.perf_counter()
-            tensors = [a._data if device_comm else a._data.to("cpu") for a in arrays]
-            outs = self._allreduce_buckets(keys, tensors)
+            outs = [None] * len(arrays)
+            if dense_idx:
+                tensors = [arrays[i]._data if device_comm else arrays[i]._data.to("cpu")
+                           for i in dense_idx]
+                summed = self._allreduce_buckets([keys[i] for i in dense_idx], tensors)
+                for i, t in zip(dense_idx, summed):
+                    outs[i] = t
+            for i in rows_idx:
+                s = arrays[i]._sparse()
+                if not device_comm:
+                    s = Sparse(s.stype, s.data.to("cpu"), tuple(a.to("cpu") for a in s.aux),
+                               s.shape)
+                outs[i] = self._reduce_rows(keys[i], s)
             st = self.comm_stats
             st["pushes"] += 1
             st["seconds"] += time.perf_counter() - t0
             return outs
         outs = engine.push(_run, reads=arrays)
-        return [from_torch(t, a.context if device_comm else cpu(0)) for t, a in zip(outs, arrays)]
+        res = []
+        for t, a in zip(outs, arrays):
+            ctx = a.context if device_comm else cpu(0)
+            res.append(_wrap(t, ctx) if isinstance(t, Sparse) else from_torch(t, ctx))
+        return res
+
+    # --- row_sparse traffic: the stored rows only ----------------------------------------------
+    def _gather(self, t: torch.Tensor, op: str, keys) -> list:
+        """Every worker's ``t`` (same shape everywhere), in rank order; counts the bytes sent."""
+        wire = self._on_wire(t.contiguous())
+        parts = [torch.empty_like(wire) for _ in range(self.num_workers)]
+        with self._comm(op, keys):
+            dist.all_gather(parts, wire)
+        st = self.comm_stats
+        st["bytes"] += wire.numel() * wire.element_size()
+        st["sparse_bytes"] += wire.numel() * wire.element_size()
+        return [p.to(t.device) for p in parts]
+
+    def _reduce_rows(self, key, s: Sparse) -> Sparse:
+        """The sum over workers of a row_sparse value, sending only its stored rows: each worker
+        gathers the row counts (with a checksum of the key and shape), then the padded row
+        indices, then the padded rows, and adds them up (the union of the rows, sorted), as
+        MXNet's servers sum row_sparse pushes. Bytes sent per worker: 16 + the largest row
+        count times (8 + the row size)."""
+        rows, data = s.aux[0].to(torch.int64), s.data
+        tag = zlib.crc32(repr((key, tuple(s.shape), str(data.dtype))).encode()) & 0x7FFFFFFF
+        head = torch.tensor([rows.numel(), tag], dtype=torch.int64, device=rows.device)
+        heads = self._gather(head, "push (row_sparse: row counts)", [key])
+        if any(int(h[1]) != tag for h in heads):
+            self._session.failure = "workers pushed different keys"
+            self._check_tag(-1, tag, [key])
+        counts = [int(h[0]) for h in heads]
+        width = max(counts)
+        if width == 0:
+            return Sparse("row_sparse", data[:0], (rows[:0],), s.shape)
+        pad_rows = torch.zeros(width, dtype=torch.int64, device=rows.device)
+        pad_rows[:rows.numel()] = rows
+        pad_data = torch.zeros((width,) + tuple(data.shape[1:]), dtype=data.dtype,
+                               device=data.device)
+        pad_data[:rows.numel()] = data
+        all_rows = self._gather(pad_rows, "push (row_sparse: row indices)", [key])
+        all_data = self._gather(pad_data, "push (row_sparse: rows)", [key])
+        self.comm_stats["rows"] += rows.numel()
+        idx = torch.cat([r[:c] for r, c in zip(all_rows, counts)])
+        vals = torch.cat([d[:c] for d, c in zip(all_data, counts)])
+        uniq, inv = torch.unique(idx, sorted=True, return_inverse=True)
+        out = torch.zeros((uniq.numel(),) + tuple(data.shape[1:]), dtype=data.dtype,
+                          device=data.device)
+        out.index_add_(0, inv, vals)
+        return Sparse("row_sparse", out, (uniq,), s.shape)
+
+    def _bcast_rows(self, key, s: Sparse) -> Sparse:
+        """Rank 0's row_sparse value on every worker: its row count, then its rows."""
+        rows, data = s.aux[0].to(torch.int64), s.data
+        n = self._on_wire(torch.tensor([rows.numel()], dtype=torch.int64))
+        with self._comm("init (broadcast from rank 0)", [key]):
+            dist.broadcast(n, src=0)
+            k = int(n.item())
+            if self.rank != 0:
+                rows = torch.zeros(k, dtype=torch.int64, device=rows.device)
+                data = torch.zeros((k,) + tuple(data.shape[1:]), dtype=data.dtype,
+                                   device=data.device)
+            if k:
+                wr, wd = self._on_wire(rows.contiguous()), self._on_wire(data.contiguous())
+                dist.broadcast(wr, src=0)
+                dist.broadcast(wd, src=0)
+                rows, data = wr.to(rows.device), wd.to(data.device)
+        return Sparse("row_sparse", data, (rows,), s.shape)
 
     def _buckets(self, tensors) -> list:
         """Index lists: consecutive keys of one dtype and device, up to the bucket size."""
