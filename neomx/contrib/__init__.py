@@ -17,3 +17,5 @@ from . import tensorboard  # noqa: E402
 from . import text  # noqa: E402
 from . import onnx  # noqa: E402
 from . import io  # noqa: E402
+from . import quantization  # noqa: E402  (INT8: quantize_model, quantize_net, calib_graph, ...)
+from . import quantization as quant  # noqa: E402

@@ -18,6 +18,7 @@ from . import rnn  # noqa: F401  RNN (the fused rnn_relu/rnn_tanh/lstm/gru opera
 from . import control_flow  # noqa: F401  _foreach, _while_loop, _cond (nodes holding subgraphs)
 from . import contrib_more  # noqa: F401  khatri_rao, boolean_mask, hawkesll, _multi_mp_lamb_update
 from . import contrib_deform  # noqa: F401  DeformableConvolution, PSROIPooling, Proposal, ...
+from . import quantization  # noqa: F401  quantize_v2, requantize, quantized_conv, ... (INT8 inference)
 from . import sparse_updates  # noqa: F401  row_sparse sgd/adam updates, _sparse_adagrad_update, group_adagrad_update
 from . import contrib_graph  # noqa: F401  getnnz, edge_id, dgl_adjacency, dgl_subgraph, dgl samplers, dgl_graph_compact
 from . import pdf  # noqa: F401  nanprod, _random_pdf_<dist> (mx.nd.random_pdf_*)

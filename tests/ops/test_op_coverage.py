@@ -111,7 +111,7 @@ def test_update_tool_keeps_reasons_and_drops_present_names(tmp_path):
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
     names = {"nd": ["FullyConnected", "BatchNorm_v1", "khatri_rao", "no_such_op_xyz"],
-             "nd.contrib": ["backward_quadratic", "quantized_conv", "dgl_no_such_op_xyz"]}
+             "nd.contrib": ["backward_quadratic", "quantized_rnn", "dgl_no_such_op_xyz"]}
     old = {("nd", "FullyConnected"): "pending: operator table (issue 10)",
            ("nd", "no_such_op_xyz"): "pending: written by hand (issue 99)"}
     new, wrong_permanent = tool.compute(names, old)
@@ -120,7 +120,7 @@ def test_update_tool_keeps_reasons_and_drops_present_names(tmp_path):
     assert new[("nd", "BatchNorm_v1")].startswith("permanent:")
     assert new[("nd.contrib", "backward_quadratic")].startswith("permanent:")
     assert "(issue 16)" in new[("nd.contrib", "dgl_no_such_op_xyz")]
-    assert "(issue 19)" in new[("nd.contrib", "quantized_conv")]
+    assert "(issue 19)" in new[("nd.contrib", "quantized_rnn")]
     path = tmp_path / "ex.txt"
     path.write_text(tool.render(names, new))
     assert load_exclusions(path) == new
