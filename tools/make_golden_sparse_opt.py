@@ -126,13 +126,33 @@ def update_ops():
     return out
 
 
+KV_OPTIMIZERS = {
+    "sgd_mom": ("sgd", dict(learning_rate=0.1, momentum=0.9)),
+    "adam": ("adam", dict(learning_rate=0.1)),
+    "groupadagrad": ("groupadagrad", dict(learning_rate=0.1)),
+    "sgd_std": ("sgd", dict(learning_rate=0.1, lazy_update=False, momentum=0.9, wd=0.1)),
+    "nag_mom": ("nag", dict(learning_rate=0.1, momentum=0.9)),
+    "nag": ("nag", dict(learning_rate=0.1)),
+    "signum": ("signum", dict(learning_rate=0.1)),
+    "rmsprop": ("rmsprop", dict(learning_rate=0.1)),
+    "adagrad": ("adagrad", dict(learning_rate=0.1)),
+    "ftrl": ("ftrl", dict(learning_rate=0.1)),
+    "adam_std": ("adam", dict(learning_rate=0.1, lazy_update=False)),
+    "lars_mom": ("lars", dict(learning_rate=0.1, momentum=0.9)),
+    "ftml": ("ftml", dict(learning_rate=0.1)),
+    "dcasgd": ("dcasgd", dict(learning_rate=0.1)),
+    "adadelta": ("adadelta", dict(learning_rate=0.1)),
+    "nadam": ("nadam", dict(learning_rate=0.1)),
+    "lamb": ("lamb", dict(learning_rate=0.1)),
+    "lbsgd": ("lbsgd", dict(learning_rate=0.1)),
+}
+
+
 def kvstore_rsp_weight():
     """A local KVStore with a row_sparse weight and an optimizer (what dist servers run)."""
     w0, steps = step_inputs()
     out = {}
-    for name, (opt_name, kw) in (("sgd_mom", ("sgd", dict(learning_rate=0.1, momentum=0.9))),
-                                 ("adam", ("adam", dict(learning_rate=0.1))),
-                                 ("groupadagrad", ("groupadagrad", dict(learning_rate=0.1)))):
+    for name, (opt_name, kw) in KV_OPTIMIZERS.items():
         kv = mx.kv.create("local")
         kv.set_optimizer(mx.optimizer.create(opt_name, **kw))
         kv.init("w", mx.nd.array(w0).tostype("row_sparse"))
