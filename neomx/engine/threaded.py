@@ -133,7 +133,7 @@ class ThreadedEngine:
 
     # --- waiting --------------------------------------------------------------------------
     def wait_for(self, array):
-        if not self._inflight:
+        if not self._inflight and not self._errors:  # (a finished push's error: raised here)
             return
         v = getattr(array, "_var", None)
         if v is None:

@@ -11,6 +11,7 @@ from ..context import Context
 from ..graph.pipeline import place_devices
 from ..ndarray.ndarray import NDArray, from_torch
 from .executor import Executor
+from .sparse_io import empty_array
 
 _REQS = ("null", "write", "add", "inplace")
 
@@ -48,13 +49,40 @@ def _describe(kwargs):
     return "".join(f"{k}: {tuple(v) if isinstance(v, (tuple, list)) else v}\n" for k, v in kwargs.items())
 
 
+_STYPE_CODES = {"0": "default", "1": "row_sparse", "2": "csr"}
+_STYPES = ("default", "row_sparse", "csr")
+
+
+def _arg_stypes(symbol, arg_names, stype_dict):
+    """Each argument's storage type: ``stype_dict``'s, else the variable's ``stype``
+    (``__storage_type__``), else default."""
+    stype_dict = dict(stype_dict or {})
+    for k, v in stype_dict.items():
+        if v not in _STYPES:
+            raise MXNetError(f"simple_bind: unknown storage type {v!r} for argument {k} "
+                             f"(expected one of {', '.join(_STYPES)})")
+    attrs = {n.name: n.attrs for n in symbol._graph().arg_nodes}
+    out = []
+    for name in arg_names:
+        st = stype_dict.get(name)
+        if st is None:
+            code = attrs.get(name, {}).get("__storage_type__")
+            st = _STYPE_CODES.get(code, "default") if code is not None else "default"
+        out.append(st)
+    return out
+
+
 def simple_bind(symbol, ctx: Context, grad_req="write", type_dict=None, group2ctx=None,
-                shared_arg_names=None, shared_exec=None, shared_buffer=None, **kwargs):
+                shared_arg_names=None, shared_exec=None, shared_buffer=None, stype_dict=None,
+                **kwargs):
     """Infer all shapes from ``kwargs``, allocate zeroed arguments, gradients and auxiliary states,
-    and bind them (see ``Symbol.simple_bind``)."""
+    and bind them (see ``Symbol.simple_bind``). Arguments are csr / row_sparse as
+    ``stype_dict`` or their variable's ``stype`` says; a gradient array is row_sparse where
+    the gradient comes out row_sparse (``dot(csr, w)``'s ``w``, ``Embedding(sparse_grad=True)``)."""
     if not isinstance(ctx, Context):
         raise TypeError(f"simple_bind: ctx must be a Context, got {type(ctx).__name__}")
     arg_names = symbol.list_arguments()
+    stypes = _arg_stypes(symbol, arg_names, stype_dict)
     inputs = set(symbol.list_inputs())
     unknown = [k for k in kwargs if k not in inputs]
     shapes = {k: v for k, v in kwargs.items() if k in inputs}
@@ -88,8 +116,16 @@ def simple_bind(symbol, ctx: Context, grad_req="write", type_dict=None, group2ct
     shared_grads = (shared_exec.grad_dict if shared_exec is not None and shared_exec.grad_arrays
                     is not None else {})
     args, grads = [], []
-    for name, shape, dt, req, c in zip(arg_names, arg_shapes, arg_types, reqs, arg_ctx):
+    for name, shape, dt, req, c, st in zip(arg_names, arg_shapes, arg_types, reqs, arg_ctx, stypes):
         src = shared_args.get(name) if name in shared else None
+        if st != "default":
+            if src is not None and src.stype == st and src.shape == tuple(shape) \
+                    and np.dtype(src.dtype) == np.dtype(dt):
+                args.append(src)
+            else:
+                args.append(empty_array(st, shape, dt, c))
+            grads.append(_zeros(shape, dt, c) if req != "null" else None)
+            continue
         if src is not None and src.shape == tuple(shape) and np.dtype(src.dtype) == np.dtype(dt):
             args.append(src)
             g = shared_grads.get(name)
@@ -103,7 +139,9 @@ def simple_bind(symbol, ctx: Context, grad_req="write", type_dict=None, group2ct
             args.append(_zeros(shape, dt, c))
             grads.append(_zeros(shape, dt, c) if req != "null" else None)
     aux = [_zeros(s, t, c) for s, t, c in zip(aux_shapes, aux_types, aux_ctx)]
-    return Executor(symbol, ctx, args, grads, reqs, aux, group2ctx=group2ctx)
+    ex = Executor(symbol, ctx, args, grads, reqs, aux, group2ctx=group2ctx)
+    ex._allocate_sparse_grads()
+    return ex
 
 
 def _check_group2ctx(group2ctx):

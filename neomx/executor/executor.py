@@ -9,6 +9,7 @@ from ..base import MXNetError
 from ..graph.pipeline import compile_program, place_devices
 from ..ndarray.ndarray import NDArray, from_torch
 from ..ops.registry import OpContext
+from . import sparse_io as _sparse_io
 
 class Executor:
     """A bound graph (made by ``Symbol.simple_bind`` / ``Symbol.bind``).
@@ -35,8 +36,10 @@ class Executor:
         self._monitor = None
         self._monitor_all = False
         self._build()
-        self.outputs = [from_torch(torch.empty(s, dtype=_torch_dtype(t), device=c.torch_device), c)
-                        for s, t, c in zip(self._out_shapes, self._out_types, self._out_ctx)]
+        self.outputs = [_sparse_io.empty_array(st, s, t, c) if st != "default" else
+                        from_torch(torch.empty(s, dtype=_torch_dtype(t), device=c.torch_device), c)
+                        for s, t, c, st in zip(self._out_shapes, self._out_types, self._out_ctx,
+                                               self._program.out_stypes)]
 
     # --- construction ---------------------------------------------------------------------
     def _build(self):
@@ -49,8 +52,10 @@ class Executor:
                                [(a.shape, a.dtype) for a in self.aux_arrays],
                                self._grad_reqs,
                                placement={n: c.torch_device for n, c in placed.items()
-                                          if c.torch_device != dev})
+                                          if c.torch_device != dev},
+                               arg_stypes=[a.stype for a in self.arg_arrays])
         self._program = prog
+        _sparse_io.warn_fallbacks(prog.fallbacks, self._ctx)
         self._out_shapes, self._out_types = prog.out_shapes, prog.out_types
         self._var_slots, self._out_slots = prog.var_slots, prog.out_slots
         self._hg_slots, self._head_grad_used = prog.hg_slots, prog.head_grad_used
@@ -58,6 +63,8 @@ class Executor:
         self._fwd, self._bwd = prog.fwd, prog.bwd
         self._contexts = {d: None for d in prog.devices}
         self._vals = [None] * prog.num_slots
+        self._sparse = prog.stypes is not None or any(
+            a.stype != "default" for a in self.arg_arrays + self._grad_list if a is not None)
         self._forward_state = None  # None: no forward yet; "live"; "released" by a backward
         self._last_train = True
 
@@ -111,14 +118,25 @@ class Executor:
         # Drop the previous iteration's values first, so they are not alive beside the new ones.
         for s in range(len(vals)):
             vals[s] = None
-        for s, a in zip(self._var_slots, self.arg_arrays + self.aux_arrays):
-            vals[s] = a._data
+        self._load_vars(vals)
         oc, others = self._op_contexts(is_train)
         self._forward_state = None
         self._fwd.run(vals, oc, self._monitor_step if self._monitor else None, others)
         self._forward_state, self._last_train = "live", is_train
+        if self._sparse:
+            for out, s in zip(self.outputs, self._out_slots):
+                _sparse_io.store(out, vals[s])
+            return
         for out, s in zip(self.outputs, self._out_slots):
             out._data.copy_(vals[s])  # outputs keep their storage: references stay valid
+
+    def _load_vars(self, vals):
+        if self._sparse:
+            for s, a in zip(self._var_slots, self.arg_arrays + self.aux_arrays):
+                vals[s] = _sparse_io.value(a)
+            return
+        for s, a in zip(self._var_slots, self.arg_arrays + self.aux_arrays):
+            vals[s] = a._data
 
     def backward(self, out_grads=None, is_train: bool = True):
         """Run the backward plan and write or add gradients into ``grad_arrays``.
@@ -167,18 +185,23 @@ class Executor:
         dev = self._ctx.torch_device
         for s, g in zip(self._hg_slots, heads):
             if g is not None and s is not None:
+                if self._sparse:
+                    vals[s] = _sparse_io.head_grad(g, self._program.stype(s), dev)
+                    continue
                 t = g._data
                 vals[s] = t if t.device == dev else t.to(dev)
-        for s, a in zip(self._var_slots, self.arg_arrays + self.aux_arrays):
-            vals[s] = a._data
+        self._load_vars(vals)
         oc, others = self._op_contexts(is_train)
         if self._replayable:  # from here on forward values go (also if backward fails midway)
             self._forward_state = "released"
         self._bwd.run(vals, oc, None, others)
-        for g, s, req in zip(self._grad_list, self._grad_slots, self._grad_reqs):
+        for k, (g, s, req) in enumerate(zip(self._grad_list, self._grad_slots, self._grad_reqs)):
             if s is None or g is None:
                 continue
             v = vals[s]
+            if self._sparse and (g.stype != "default" or not isinstance(v, torch.Tensor)):
+                _sparse_io.store_grad(g, v, req, self._program.grad_producer(k))
+                continue
             if v.device != g._data.device:
                 v = v.to(g._data.device)
             if req == "add":
@@ -196,8 +219,7 @@ class Executor:
     def _replay_forward(self):
         """Recompute the forward values a backward released (deterministic graphs only)."""
         vals = self._vals
-        for s, a in zip(self._var_slots, self.arg_arrays + self.aux_arrays):
-            vals[s] = a._data
+        self._load_vars(vals)
         oc, others = self._op_contexts(self._last_train)
         self._fwd.run(vals, oc, None, others)
         self._forward_state = "live"
@@ -214,12 +236,12 @@ class Executor:
             names = node.op.list_inputs(node.params) + node.op.list_aux(node.params)
             for k, s in enumerate(step.ins):
                 src, i = node.inputs[k]
-                arr = from_torch(vals[s], self._ctx)
+                arr = _sparse_io.array(vals[s], self._ctx)
                 if src.op is None:
                     self._monitor(src.name.encode(), arr)
                 self._monitor(f"{node.name}_{names[k]}".encode(), arr)
         for i in range(node.num_visible_outputs):
-            self._monitor(node.output_name(i).encode(), from_torch(vals[step.outs[i]], self._ctx))
+            self._monitor(node.output_name(i).encode(), _sparse_io.array(vals[step.outs[i]], self._ctx))
 
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
         """Copy (casting) parameters from dicts of NDArrays into the bound arrays."""
@@ -241,6 +263,14 @@ class Executor:
         """A new executor for new input shapes, sharing unchanged arrays (parameters)."""
         from .bind import reshape_executor
         return reshape_executor(self, partial_shaping, allow_up_sizing, kwargs)
+
+    def _allocate_sparse_grads(self):
+        """Gradient arrays of the storage types the storage pass decided (``simple_bind``:
+        MXNet allocates a row_sparse array where the gradient comes out row_sparse)."""
+        for k, (st, g) in enumerate(zip(self._program.grad_stypes, self._grad_list)):
+            if g is not None and st is not None and st != g.stype:
+                self._grad_list[k] = _sparse_io.empty_array(st, g.shape, g.dtype, g.context)
+                self._sparse = True
 
     def debug_str(self) -> str:
         return self._program.debug_str()

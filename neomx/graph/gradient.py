@@ -16,10 +16,11 @@ from ..ir import Node
 class Handle:
     """An entry of the graph being built, with its inferred shape and dtype."""
 
-    __slots__ = ("node", "index", "shape", "dtype")
+    __slots__ = ("node", "index", "shape", "dtype", "stype")
 
-    def __init__(self, node, index, shape, dtype):
+    def __init__(self, node, index, shape, dtype, stype="default"):
         self.node, self.index, self.shape, self.dtype = node, index, tuple(shape), dtype
+        self.stype = stype  # forward entries of graphs bound with sparse arguments
 
     @property
     def ndim(self) -> int:
@@ -81,20 +82,22 @@ def _is_handle(v):
     return isinstance(v, Handle)
 
 
-def build_gradient(graph, shapes, types, wrt, head_grads):
+def build_gradient(graph, shapes, types, wrt, head_grads, stypes=None):
     """Gradient entries for the ``wrt`` variables of ``graph``.
 
     ``shapes``/``types``: per entry id of ``graph`` (from inference); ``head_grads``: one
     variable node per graph output (its gradient input). Returns ``(grads, meta, origin)``:
     ``grads`` aligned with ``wrt`` (an entry, or None when no gradient reaches that variable),
     ``meta``: ``{entry: (shape, dtype)}`` for every entry the pass created, and ``origin``:
-    ``{new node: forward node whose rule built it}``.
+    ``{new node: forward node whose rule built it}``. ``stypes`` (optional, per entry id):
+    the forward entries' storage types: a node with a sparse input uses its op's
+    ``sparse_gradient`` rule when it has one (MXNet computes no gradient for dot's csr input).
     """
     F = GraphBuilder("_grad")
 
     def handle(node, i):
         e = graph.entry(node, i)
-        return Handle(node, i, shapes[e], types[e])
+        return Handle(node, i, shapes[e], types[e], "default" if stypes is None else stypes[e])
 
     wanted = set(wrt)
     needs = set()  # nodes whose outputs depend on a wanted variable
@@ -133,8 +136,11 @@ def build_gradient(graph, shapes, types, wrt, head_grads):
         ins = [handle(s, i) for s, i in n.inputs]
         F.current = n
         F.wanted = tuple(s in needs for s, _ in n.inputs[:n.num_args])
+        rule = n.op.gradient
+        if stypes is not None and any(h.stype != "default" for h in ins):
+            rule = getattr(n.op, "sparse_gradient", None) or rule  # (see neomx/ops/sparse.py)
         try:
-            in_grads = n.op.gradient(F, n.params, ins, outs, ograds)
+            in_grads = rule(F, n.params, ins, outs, ograds)
         except MXNetError as e:
             raise MXNetError(f"while building the gradient of {n.name} ({n.op.name}): {e}") from None
         finally:

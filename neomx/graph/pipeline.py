@@ -10,10 +10,13 @@ graphs or the autograd tape can run the same way). Nothing here touches NDArrays
 """
 from __future__ import annotations
 
+import bisect
+
 from ..base import MXNetError
 from ..ir import Graph, Node, verify
 from ..ops.registry import Params
 from . import infer as _infer
+from . import storage as _storage
 from .gradient import build_gradient
 from .plan import Plan, make_steps
 
@@ -29,7 +32,8 @@ class Program:
     """
 
     def __init__(self, graph, full, shapes, types, var_slots, out_slots, hg_slots,
-                 head_grad_used, grad_slots, fwd, bwd, replayable, devices):
+                 head_grad_used, grad_slots, fwd, bwd, replayable, devices, stypes=None,
+                 fallbacks=()):
         self.graph, self.full = graph, full
         self.shapes, self.types = shapes, types
         self.var_slots, self.out_slots = var_slots, out_slots
@@ -39,6 +43,29 @@ class Program:
         self.replayable = replayable
         self.devices = devices  # torch devices other than the executor's own, used by steps
         self.num_slots = full.num_entries
+        # storage type per slot (None: every value is dense; see neomx/graph/storage.py)
+        self.stypes = stypes
+        self.fallbacks = list(fallbacks)  # [(forward node, in stypes, out stypes)]: dense fallback
+
+    def stype(self, slot) -> str:
+        return "default" if self.stypes is None or slot is None else self.stypes[slot]
+
+    @property
+    def out_stypes(self):
+        return [self.stype(s) for s in self.out_slots]
+
+    @property
+    def grad_stypes(self):
+        """Per argument, the storage type of its gradient (None: no gradient)."""
+        return [None if s is None else self.stype(s) for s in self.grad_slots]
+
+    def grad_producer(self, k):
+        """The op name of the node computing argument ``k``'s gradient (None: a variable)."""
+        s = self.grad_slots[k]
+        if s is None:
+            return None
+        node = self.full.nodes[bisect.bisect_right(self.full.row_ptr, s) - 1]
+        return None if node.op is None else node.op.name
 
     @property
     def out_shapes(self):
@@ -153,13 +180,15 @@ def _complete_creation_shapes(steps, shapes):
 
 # --- the pipeline --------------------------------------------------------------------------
 def compile_program(outputs, arg_values, aux_values, grad_reqs, placement=None,
-                    check=False) -> Program:
+                    check=False, arg_stypes=None) -> Program:
     """Compile ``outputs`` (entries) for bound variables.
 
     ``arg_values``/``aux_values``: per argument / aux-state variable (in ``Graph`` order),
     ``(shape, dtype)``; ``grad_reqs``: per argument ('write', 'add' or 'null'); ``placement``:
     ``{forward node: torch.device}`` for nodes run off the caller's device (from
-    :func:`place_devices`); ``check``: run :func:`~neomx.ir.verify` after each pass.
+    :func:`place_devices`); ``check``: run :func:`~neomx.ir.verify` after each pass;
+    ``arg_stypes``: per argument, its storage type (given by executors: the storage pass of
+    ``neomx/graph/storage.py`` then runs, and slots may hold sparse values).
     """
     graph = Graph(outputs)
     if check:
@@ -172,8 +201,13 @@ def compile_program(outputs, arg_values, aux_values, grad_reqs, placement=None,
     wrt = [n for n, r in zip(graph.arg_nodes, grad_reqs) if r != "null"]
     head_grads = add_head_gradients(graph) if wrt else []
     grads, meta, producers = [None] * len(wrt), {}, {}
+    fwd_stypes = None
+    if arg_stypes is not None and any(st != "default" for st in arg_stypes):
+        fwd_stypes, _ = _storage.infer_storage(
+            graph, dict(zip(graph.arg_nodes, arg_stypes)), shapes)
     if wrt:
-        grads, meta, producers = build_gradient(graph, shapes, types, wrt, head_grads)
+        grads, meta, producers = build_gradient(graph, shapes, types, wrt, head_grads,
+                                                stypes=fwd_stypes)
     full, fshapes, ftypes = join_gradient(graph, shapes, types, head_grads, grads, meta)
     if check:
         verify(full)
@@ -186,6 +220,19 @@ def compile_program(outputs, arg_values, aux_values, grad_reqs, placement=None,
     _complete_creation_shapes(fwd_steps, fshapes)
     bwd_nodes = [n for n in full.nodes if n not in graph.index]
     bwd_steps = make_steps(bwd_nodes, slot, devices)
+    stypes, fallbacks = None, []
+    if arg_stypes is not None:
+        var_st = dict(zip(graph.arg_nodes, arg_stypes))
+        if fwd_stypes is not None:  # a head gradient has its output's storage type (MXNet's)
+            for hg, e in zip(head_grads, graph.output_entries()):
+                var_st[hg] = fwd_stypes[e]
+        stypes, modes = _storage.infer_storage(full, var_st, fshapes)
+        if modes or any(st != "default" for st in stypes):
+            _storage.wrap_steps(fwd_steps, modes)
+            _storage.wrap_steps(bwd_steps, modes)
+            fallbacks = _storage.fallbacks(graph, full, stypes, modes)
+        else:
+            stypes = None
 
     var_slots = [slot(n) for n in graph.arg_nodes + graph.aux_nodes]
     out_slots = [slot(n, i) for n, i in graph.outputs]
@@ -213,4 +260,5 @@ def compile_program(outputs, arg_values, aux_values, grad_reqs, placement=None,
     # forward values instead.
     bwd = Plan(bwd_steps, keep=kept_grads if replayable else fwd_slots | kept_grads)
     return Program(graph, full, fshapes, ftypes, var_slots, out_slots, hg_slots, hg_in_full,
-                   grad_slots, fwd, bwd, replayable, sorted(set(devices.values()), key=str))
+                   grad_slots, fwd, bwd, replayable, sorted(set(devices.values()), key=str),
+                   stypes=stypes, fallbacks=fallbacks)

@@ -69,7 +69,8 @@ def plan_frees(steps, keep) -> list[tuple]:
 
 def plan_inplace(steps, keep, frees) -> list:
     """For each step, the op's ``inplace_forward`` when it may overwrite its first input: the
-    op can, that value was made fresh by a step of this plan (no aliases: not a variable, a view
+    op can, the step runs the op's own forward (not a storage-type variant), that value was
+    made fresh by a step of this plan (no aliases: not a variable, a view
     or a value from elsewhere), this step is its only reader, it is freed here and not kept, and
     both run on the same device."""
     producer, readers = {}, {}
@@ -81,7 +82,8 @@ def plan_inplace(steps, keep, frees) -> list:
     out = []
     for st, free in zip(steps, frees):
         fn = st.node.op.inplace_forward
-        if fn is None or not st.single or not st.ins:
+        if fn is None or not st.single or not st.ins or st.forward is not st.node.op.forward:
+            # (steps given other functions: sparse storage, see storage.py)
             out.append(None)
             continue
         s = st.ins[0]

@@ -361,7 +361,11 @@ class DataParallelExecutorGroup:
         """Write the mean over devices of each parameter and aux state into the given (CPU)
         arrays, in place."""
         for name, block in zip(self.param_names, self.param_arrays):
-            weight = sum(w.copyto(cpu()) for w in block) / len(block)
+            if block[0].stype != 'default':  # (sparse: the mean of the devices' dense forms)
+                weight = sum(nd.array(w.asnumpy()) for w in block) / len(block)
+                weight = weight.tostype(block[0].stype) if len(block) > 1 else block[0].copyto(cpu())
+            else:
+                weight = sum(w.copyto(cpu()) for w in block) / len(block)
             weight.astype(arg_params[name].dtype).copyto(arg_params[name])
         for name, block in zip(self.aux_names, self.aux_arrays):
             weight = sum(w.copyto(cpu()) for w in block) / len(block)

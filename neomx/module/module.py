@@ -63,7 +63,9 @@ def _initialize_kvstore(kvstore, param_arrays, arg_params, param_names, update_o
     when the workers update on their devices."""
     for idx, param_on_devs in enumerate(param_arrays):
         name = param_names[idx]
-        if not update_on_kvstore and not _is_dist(kvstore):
+        # (a row_sparse weight is only stored: devices get its rows from prepare's
+        # row_sparse_pull, as in MXNet)
+        if (not update_on_kvstore and not _is_dist(kvstore)) or arg_params[name].stype != 'default':
             kvstore.init(name, arg_params[name])
         else:
             kvstore.broadcast(name, arg_params[name], out=param_on_devs)
@@ -76,6 +78,13 @@ def _update_params_on_kvstore(param_arrays, grad_arrays, kvstore, param_names):
     batch = ([], [], []) if _is_dist(kvstore) else None
     for index, (arg_list, grad_list) in enumerate(zip(param_arrays, grad_arrays)):
         if grad_list[0] is None:
+            continue
+        if grad_list[0].stype != 'default' or arg_list[0].stype != 'default':
+            # sparse gradients or weights: push, then pull what is dense (MXNet's pull skips
+            # row_sparse weights: prepare() pulls the rows the next batch needs)
+            kvstore.push(param_names[index], grad_list, priority=-index)
+            if arg_list[0].stype == 'default':
+                kvstore.pull(param_names[index], out=arg_list, priority=-index)
             continue
         if batch is None:
             kvstore.pushpull(param_names[index], grad_list, out=arg_list, priority=-index)
@@ -96,7 +105,10 @@ def _update_params(param_arrays, grad_arrays, updater, num_device, kvstore=None,
     for i, (arg_list, grad_list) in enumerate(zip(param_arrays, grad_arrays)):
         if grad_list[0] is None:
             continue
-        if batch is not None:
+        if kvstore and (grad_list[0].stype != 'default' or arg_list[0].stype != 'default'):
+            kvstore.push(param_names[i], grad_list, priority=-i)
+            kvstore.pull(param_names[i], out=grad_list, priority=-i)
+        elif batch is not None:
             batch[0].append(param_names[i])
             batch[1].append(grad_list)
         elif kvstore:
@@ -109,6 +121,13 @@ def _update_params(param_arrays, grad_arrays, updater, num_device, kvstore=None,
         if dev_updates:
             idx, grads, weights = zip(*dev_updates)
             updater(list(idx), list(grads), list(weights))
+
+
+def _zeros_like_stype(a):
+    """A CPU array of zeros with ``a``'s shape, dtype and storage type."""
+    if a.stype != 'default':
+        return nd.sparse.zeros(a.stype, a.shape, dtype=a.dtype)
+    return nd.zeros(a.shape, dtype=a.dtype)
 
 
 class Module(BaseModule):
@@ -322,8 +341,14 @@ class Module(BaseModule):
         self.params_initialized = True
 
     def _sync_params_from_devices(self):
-        """Average the devices' parameters into ``_arg_params``/``_aux_params`` (CPU)."""
+        """Average the devices' parameters into ``_arg_params``/``_aux_params`` (CPU); a
+        row_sparse parameter updated in the KVStore is pulled from there whole."""
         self._exec_group.get_params(self._arg_params, self._aux_params)
+        if self._kvstore and self._update_on_kvstore:
+            for param_name, param_val in sorted(self._arg_params.items()):
+                if param_val.stype == 'row_sparse':
+                    row_ids = nd.arange(0, param_val.shape[0], dtype='int64')
+                    self._kvstore.row_sparse_pull(param_name, param_val, row_ids=row_ids)
         self._params_dirty = False
 
     # --- binding --------------------------------------------------------------------------------
@@ -380,7 +405,7 @@ class Module(BaseModule):
             self._exec_group.set_params(self._arg_params, self._aux_params)
         else:
             assert self._arg_params is None and self._aux_params is None
-            self._arg_params = {name: nd.zeros(x[0].shape, dtype=x[0].dtype)
+            self._arg_params = {name: _zeros_like_stype(x[0])
                                 for name, x in zip(self._param_names, self._exec_group.param_arrays)}
             self._aux_params = {name: nd.zeros(x[0].shape, dtype=x[0].dtype)
                                 for name, x in zip(self._aux_names, self._exec_group.aux_arrays)}
@@ -566,8 +591,28 @@ class Module(BaseModule):
         self._exec_group.install_monitor(mon)
 
     def prepare(self, data_batch, sparse_row_id_fn=None):
-        """Nothing to prepare without row_sparse parameters."""
+        """Pull the rows of row_sparse parameters that ``data_batch`` needs from the KVStore.
+
+        ``sparse_row_id_fn(data_batch)`` returns ``{param name: row ids}``; each row_sparse
+        parameter's device arrays then hold those rows of the stored (updated) weight
+        (``kv.row_sparse_pull``). Without a store that updates, nothing is pulled (a warning).
+        """
         assert self.binded
-        if sparse_row_id_fn is not None:
+        if sparse_row_id_fn is None:
+            return
+        if not self._kvstore or not self._update_on_kvstore:
             warnings.warn(UserWarning("Parameters are not updated in the KVStore. "
                                       "No need to call sparse_row_id_fn."))
+            return
+        row_ids = sparse_row_id_fn(data_batch)
+        assert isinstance(row_ids, dict), "Expected dict output from sparse_row_id_fn"
+        for param_name, row_id in row_ids.items():
+            param_idx = self._exec_group.param_names.index(param_name)
+            param_val = self._exec_group.param_arrays[param_idx]
+            assert isinstance(param_val, (tuple, list))
+            if param_val[0].stype != 'row_sparse':
+                warnings.warn(UserWarning("%s.stype is not 'row_sparse'. No need to "
+                                          "perform row_sparse_pull." % param_name))
+            else:
+                self._kvstore.row_sparse_pull(param_name, param_val, row_ids=row_id,
+                                              priority=-param_idx)

@@ -83,7 +83,36 @@ def _dot_grad(node, ins, outs, ograds):
     return [None, _wrap(_sp.csr_dot(sparse_ins[0], gt, True), node.ctx)]
 
 
-_tape.SPARSE_GRAD.update({"Embedding": _embedding_grad, "dot": _dot_grad})
+class _SparseGradNode:
+    """A recorded contrib.SparseEmbedding node seen as Embedding(sparse_grad=True)."""
+
+    def __init__(self, node):
+        self._node = node
+        self.p = dict(node.p, sparse_grad=True)
+
+    def __getattr__(self, name):
+        return getattr(self._node, name)
+
+
+class _P(dict):
+    __getattr__ = dict.__getitem__
+
+
+def _sparse_embedding_grad(node, ins, outs, ograds):
+    buf = _leaf_buffer(node.in_entries[1])
+    if buf is not None and buf[0] == "default" and buf[1] != "null":
+        p = node.p
+        raise MXNetError("Operator not implemented: operator = _backward_SparseEmbedding\n"
+                         "input storage types = [default, default, ]\noutput storage types = "
+                         "[default, default, ]\nparams = {\"output_dim\" : "
+                         f"{p.output_dim}, \"input_dim\" : {p.input_dim}, }}")
+    proxy = _SparseGradNode(node)
+    proxy.p = _P(proxy.p)
+    return _embedding_grad(proxy, ins, outs, ograds)
+
+
+_tape.SPARSE_GRAD.update({"Embedding": _embedding_grad, "dot": _dot_grad,
+                          "_contrib_SparseEmbedding": _sparse_embedding_grad})
 
 
 def store_grad(buf: NDArray, g, req: str) -> None:

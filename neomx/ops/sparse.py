@@ -7,7 +7,9 @@ order, full ``shape``); dense values are plain tensors.
 * ``csr`` (2-D): ``data`` (nnz,), ``aux = (indptr (rows + 1,), indices (nnz,))``, int64;
 * ``row_sparse``: ``data`` (k, *shape[1:]), ``aux = (indices (k,),)``, sorted unique int64 rows.
 
-Each operator with sparse support gets ``op.infer_storage_type(p, in_stypes)`` (the output
+Operators may also get ``op.sparse_gradient`` (the gradient rule of graphs whose inputs of
+that node are sparse; handles carry ``stype``). Each operator with sparse support gets
+``op.infer_storage_type(p, in_stypes)`` (the output
 storage types, or None when MXNet has no sparse kernel for them: the caller then computes the
 dense form after MXNet's "fallback" warning; it raises MXNetError where MXNet refuses the
 combination) and ``op.sparse_forward(p, ins, out_stypes, oc)`` (inputs as Sparse or tensors,
@@ -454,7 +456,7 @@ storage_rule(["add_n"], _add_n_infer, _add_n_forward)
 
 def _dot_infer(p, stypes, shapes=None):
     a, b = stypes
-    if a == "csr" and b == "default" and not p.transpose_b:
+    if a == "csr" and b in ("default", "row_sparse") and not p.transpose_b:
         return ["row_sparse" if p.transpose_a else "default"]
     if a == "default" and b == "csr" and not p.transpose_a:
         return Fallback(["csr"]) if p.transpose_b else ["csr"]
@@ -464,11 +466,23 @@ def _dot_infer(p, stypes, shapes=None):
 def _dot_forward(p, ins, out_stypes, oc):
     a, b = ins
     if isinstance(a, Sparse):
-        return csr_dot(a, b, p.transpose_a)
+        return csr_dot(a, to_dense(b), p.transpose_a)  # (a row_sparse rhs: its dense form)
     return dense_dot_csr(a, b)
 
 
 storage_rule(["dot"], _dot_infer, _dot_forward)
+
+
+def _dot_sparse_gradient(F, p, ins, outs, ograds):
+    """dot's gradient in graphs bound with a csr lhs: MXNet's backward computes the rhs
+    gradient only (the csr input's gradient array stays zero)."""
+    grads = list(_reg.get("dot").gradient(F, p, ins, outs, ograds))
+    if ins[0].stype == "csr":
+        grads[0] = F._zeros(shape=ins[0].shape, dtype=ins[0].dtype)
+    return grads
+
+
+_reg.get("dot").sparse_gradient = _dot_sparse_gradient
 
 
 def _reduce_infer(p, stypes, shapes=None):
@@ -603,3 +617,50 @@ def _embedding_infer(p, stypes, shapes=None):
 
 
 storage_rule(["Embedding"], _embedding_infer, _dense_forward("Embedding"))
+
+
+def _embedding_grad_infer(p, stypes, shapes=None):
+    if p.sparse_grad and stypes == ["default", "default"]:
+        return ["row_sparse"]  # (executors: Embedding(sparse_grad=True)'s weight gradient)
+    return None
+
+
+def _embedding_grad_forward(p, ins, out_stypes, oc):
+    g, data = (to_dense(x) for x in ins)
+    idx = data.to(I64).clamp(0, p.input_dim - 1).reshape(-1)
+    rows, inv = torch.unique(idx, return_inverse=True)
+    out = torch.zeros((rows.shape[0], p.output_dim), dtype=g.dtype, device=g.device)
+    out.index_add_(0, inv, g.reshape(-1, p.output_dim))
+    return Sparse("row_sparse", out, (rows,), (p.input_dim, p.output_dim))
+
+
+storage_rule(["_backward_Embedding"], _embedding_grad_infer, _embedding_grad_forward)
+
+
+# --- contrib.SparseEmbedding ---------------------------------------------------------------------
+def _sparse_embedding_gradient(F, p, ins, outs, ograds):
+    return [None, F._backward_Embedding(ograds[0], ins[0], input_dim=p.input_dim,
+                                        output_dim=p.output_dim, dtype=p.dtype, sparse_grad=True)]
+
+
+def _register_sparse_embedding():
+    emb = _reg.get("Embedding")
+    params = [prm for prm in emb.params if prm.name != "sparse_grad"] + [
+        Param("deterministic", "bool", False, "Force the backward gradient calculation to be "
+              "executed based on a deterministic order at the cost of slower speed.")]
+
+    def forward(p, ins, oc):
+        return emb.forward(p, ins, oc)
+
+    register(OpDef(
+        "_contrib_SparseEmbedding", forward, emb.infer_shape, params=params,
+        inputs=("data", "weight"), infer_type=emb.infer_type,
+        gradient=_sparse_embedding_gradient,
+        doc="Maps integer indices to vector representations (embeddings), with a row_sparse\n"
+            "weight gradient (the rows the indices pick): ``Embedding(sparse_grad=True)``.\n"
+            "The weight may be dense or row_sparse."))
+    storage_rule(["_contrib_SparseEmbedding"], _embedding_infer,
+                 _dense_forward("_contrib_SparseEmbedding"))
+
+
+_register_sparse_embedding()

@@ -40,6 +40,7 @@ def full(shape, val, dtype=None, **kwargs):
 
 
 from . import contrib, image, linalg, random  # noqa: E402  (prefix namespaces: _contrib_X -> contrib.X)
+from . import sparse  # noqa: E402  (MXNet's sparse namespace)
 from . import op  # noqa: E402  (mx.nd.op / mx.sym.op: MXNet's generated-op module)
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "zeros", "ones", "full",

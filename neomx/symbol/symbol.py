@@ -304,7 +304,7 @@ class Symbol:
         """Infer shapes from ``kwargs``, allocate arguments and gradients, and bind an Executor."""
         return _BINDERS["simple_bind"](self, ctx, grad_req=grad_req, type_dict=type_dict, group2ctx=group2ctx,
                            shared_arg_names=shared_arg_names, shared_exec=shared_exec,
-                           shared_buffer=shared_buffer, **kwargs)
+                           shared_buffer=shared_buffer, stype_dict=stype_dict, **kwargs)
 
     def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None, group2ctx=None,
              shared_exec=None):

@@ -217,12 +217,8 @@ def test_work_depending_on_a_failed_write_is_skipped(threaded):
     np.testing.assert_array_equal(d.asnumpy(), [9, 9])
 
 
-@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception,
-                   reason="engine bug: ThreadedEngine.wait_for returns at once when nothing is in "
-                          "flight, so an asynchronous write that has already failed is not reported "
-                          "by wait_to_read/asnumpy (MXNet's WaitForVar rethrows the Var's error); "
-                          "only the next waitall raises it")
 def test_wait_to_read_reports_a_write_that_already_failed(threaded):
+    """MXNet's WaitForVar rethrows the Var's error also when nothing is in flight any more."""
     a = ints(1, 1)
     push(failing(), writes=[a], where="cpu1")
     deadline = time.monotonic() + 10

@@ -1,0 +1,72 @@
+"""Module with sparse weights (issue 16), against MXNet 1.9.1 running the same scenarios
+(tests/sparse/_sparse_symbol_cases.py; golden from tools/make_golden_sparse_symbol.py): MXNet's
+sparse linear classification pattern (a csr data batch, ``mx.sym.sparse.dot`` with a
+row_sparse weight, a LogisticRegressionOutput) bound, initialised and trained with and without
+a KVStore (``prepare(batch, sparse_row_id_fn)`` pulling the rows a batch needs, lazy
+row_sparse updates in the store or on the device, two devices), then saved and loaded with
+``save_checkpoint`` / ``Module.load``; Embedding(sparse_grad=True) in a Module."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import neomx as mx
+
+from . import _sparse_symbol_cases as cases
+from ._symbol_golden import assert_same, load
+
+GOLD = load()["module"]
+
+
+@pytest.fixture(autouse=True)
+def _quiet(monkeypatch):
+    monkeypatch.setenv("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
+
+
+_FITS = {"kv_local": {"kvstore": "local"},
+         "kv_local_adam": {"kvstore": "local", "optimizer": "adam"},
+         "no_kv": {"kvstore": None},
+         "str_local": {"kvstore": "str_local"},
+         "two_devices": {"kvstore": "local", "contexts": 2},
+         "all_rows": {"kvstore": "local", "row_ids": "all"}}
+
+
+@pytest.mark.parametrize("case", sorted(_FITS))
+def test_sparse_linear_module_fit(case):
+    got = cases.module_fit(mx, **_FITS[case])
+    assert_same(got, GOLD[case], case, rtol=1e-4, atol=1e-6)
+
+
+def test_embedding_sparse_grad_module():
+    assert_same(cases.module_embedding(mx), GOLD["embedding"], "embedding", rtol=1e-5)
+
+
+def test_prepare_pulls_only_requested_rows():
+    mod = mx.mod.Module(cases.linear_model(mx), data_names=["data"], label_names=["label"])
+    mod.bind(data_shapes=[("data", (cases.BATCH, cases.NF))],
+             label_shapes=[("label", (cases.BATCH,))])
+    mod.init_params(initializer=mx.init.Constant(0.1))
+    mod.init_optimizer(kvstore=mx.kv.create("local"), optimizer="sgd")
+    batch = mx.io.DataBatch(data=[mx.nd.sparse.csr_matrix(([1., 2.], [1, 6], [0, 1, 1, 2, 2]),
+                                                          shape=(4, cases.NF))],
+                            label=[mx.nd.zeros((4,))])
+    mod.prepare(batch, sparse_row_id_fn=lambda b: {"weight": b.data[0].indices})
+    w = mod._exec_group.param_arrays[0][0]
+    assert w.stype == "row_sparse" and w.indices.asnumpy().tolist() == [1, 6]
+    np.testing.assert_allclose(w.data.asnumpy().ravel(), [0.1, 0.1])
+    with pytest.warns(UserWarning, match="bias.stype is not 'row_sparse'"):
+        mod.prepare(batch, sparse_row_id_fn=lambda b: {"bias": mx.nd.array([0])})
+
+
+def test_prepare_without_store_warns():
+    mod = mx.mod.Module(cases.linear_model(mx), data_names=["data"], label_names=["label"])
+    mod.bind(data_shapes=[("data", (cases.BATCH, cases.NF))],
+             label_shapes=[("label", (cases.BATCH,))])
+    mod.init_params()
+    mod.init_optimizer(kvstore=None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mod.prepare(None, sparse_row_id_fn=lambda b: {})
+    assert any("No need to call sparse_row_id_fn" in str(w.message) for w in caught)
