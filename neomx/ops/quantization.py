@@ -54,9 +54,16 @@ def _f32(v):
 
 
 def _saturate(v, dtype):
-    """Round half to even and saturate to ``dtype``'s limits (oneDNN's conversion)."""
+    """Round half to even and saturate to ``dtype``'s limits (oneDNN's conversion); NaN (a
+    zero range: 0 * inf) becomes 0."""
     info = torch.iinfo(dtype)
-    return torch.round(v).clamp_(info.min, info.max).to(dtype)
+    return torch.nan_to_num(torch.round(v), nan=0.0).clamp_(info.min, info.max).to(dtype)
+
+
+def _scale(q, real):
+    """``q / real`` in float32 (inf for a zero range, which quantizes everything to 0)."""
+    with np.errstate(divide="ignore"):
+        return float(_F32(q) / _F32(real))
 
 
 def _qtype_name(t) -> str:
@@ -115,11 +122,9 @@ def _quantize_forward(p, ins, oc):
     lo, hi = _scalar(lo_t), _scalar(hi_t)
     x = data.to(torch.float32)
     if p.out_type == "uint8":
-        scale = _F32(255.0) / _F32(_maxabs(lo, hi))
-        return _saturate(x * float(scale), torch.uint8), _f32(lo), _f32(hi)
+        return _saturate(x * _scale(255.0, _maxabs(lo, hi)), torch.uint8), _f32(lo), _f32(hi)
     real = _maxabs(lo, hi)
-    scale = _F32(127.0) / _F32(real)
-    return _saturate(x * float(scale), torch.int8), _f32(-real), _f32(real)
+    return _saturate(x * _scale(127.0, real), torch.int8), _f32(-real), _f32(real)
 
 
 def _quantize_shape(p, ins, outs):
@@ -171,11 +176,9 @@ def _quantize_v2_forward(p, ins, oc):
     # 'auto' looks at the calibrated minimum only; without one it quantizes to int8 (MKLDNN)
     dt = _q_dtype(p.out_type, lo if calibrated else -1.0)
     if dt == torch.uint8:
-        scale = _F32(255.5) / _F32(_maxabs(lo, hi))
-        return _saturate(x * float(scale), torch.uint8), _f32(lo), _f32(hi)
+        return _saturate(x * _scale(255.5, _maxabs(lo, hi)), torch.uint8), _f32(lo), _f32(hi)
     real = _maxabs(lo, hi)
-    scale = _F32(127.5) / _F32(real)
-    return _saturate(x * float(scale), torch.int8), _f32(-real), _f32(real)
+    return _saturate(x * _scale(127.5, real), torch.int8), _f32(-real), _f32(real)
 
 
 def _quantize_v2_type(p, ins, outs):

@@ -1,0 +1,232 @@
+"""mx.contrib.quantization: MXNet 1.9.1's quantized graphs (golden JSON from
+tools/make_golden_quantization.py), calibration, Gluon's quantize_net, and an INT8 LeNet on
+MNIST that keeps the float model's accuracy."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import neomx as mx
+from neomx.contrib import quantization as q
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "quantization"
+GRAPHS = json.loads((GOLDEN / "graphs.json").read_text())
+ARRAYS = np.load(GOLDEN / "ops.npz")
+
+
+def lenet():
+    d = mx.sym.var('data')
+    c0 = mx.sym.Convolution(d, kernel=(5, 5), num_filter=8, name='conv0')
+    a0 = mx.sym.Activation(c0, act_type='relu', name='relu0')
+    p0 = mx.sym.Pooling(a0, kernel=(2, 2), stride=(2, 2), pool_type='max', name='pool0')
+    c1 = mx.sym.Convolution(p0, kernel=(5, 5), num_filter=16, name='conv1')
+    a1 = mx.sym.Activation(c1, act_type='relu', name='relu1')
+    p1 = mx.sym.Pooling(a1, kernel=(2, 2), stride=(2, 2), pool_type='avg', name='pool1')
+    f = mx.sym.Flatten(p1, name='flat')
+    f0 = mx.sym.FullyConnected(f, num_hidden=32, name='fc0')
+    a2 = mx.sym.Activation(f0, act_type='relu', name='relu2')
+    f1 = mx.sym.FullyConnected(a2, num_hidden=10, name='fc1')
+    return mx.sym.SoftmaxOutput(f1, name='softmax')
+
+
+def mlp():
+    d = mx.sym.var('data')
+    f0 = mx.sym.FullyConnected(d, num_hidden=16, name='fc0')
+    a0 = mx.sym.Activation(f0, act_type='relu', name='relu0')
+    f1 = mx.sym.FullyConnected(a0, num_hidden=16, name='fc1')
+    a1 = mx.sym.Activation(f1, act_type='tanh', name='tanh0')
+    f2 = mx.sym.FullyConnected(a1, num_hidden=8, name='fc2')
+    e = mx.sym.elemwise_add(f2, f2, name='add0')
+    c = mx.sym.concat(e, f2, dim=1, name='cat0')
+    f3 = mx.sym.FullyConnected(c, num_hidden=4, name='fc3', no_bias=True)
+    return mx.sym.SoftmaxOutput(f3, name='softmax')
+
+
+def tail():
+    d = mx.sym.var('data')
+    p0 = mx.sym.Pooling(d, kernel=(2, 2), stride=(2, 2), pool_type='max', name='pool0')
+    c0 = mx.sym.Convolution(p0, kernel=(3, 3), num_filter=4, name='conv0')
+    a0 = mx.sym.Activation(c0, act_type='relu', name='relu0')
+    f = mx.sym.Flatten(a0, name='flat')
+    f0 = mx.sym.FullyConnected(f, num_hidden=8, name='fc0')
+    return mx.sym.Activation(f0, act_type='relu', name='relu1')
+
+
+NETS = {'lenet': lenet, 'mlp': mlp, 'tail': tail}
+CALIB_ATTRS = ('min_calib_range', 'max_calib_range')
+
+
+def _args(net):
+    prefix = 'graph_%s__arg__' % net
+    return {k[len(prefix):]: mx.nd.array(ARRAYS[k]) for k in ARRAYS.files if k.startswith(prefix)}
+
+
+def _structure(js):
+    """(op, name, inputs, attrs without calibration values) per node, the calibration values,
+    and the heads."""
+    nodes, calib = [], {}
+    for n in js['nodes']:
+        attrs = dict(n.get('attrs', {})) if n['op'] != 'null' else {}
+        for k in CALIB_ATTRS:
+            if k in attrs:
+                calib[(n['name'], k)] = float(attrs.pop(k))
+        nodes.append((n['op'], n['name'], [list(i[:2]) for i in n['inputs']], attrs))
+    return nodes, calib, [list(h[:2]) for h in js['heads']]
+
+
+def _quantize(net, tag, rec):
+    sym, args = NETS[net](), _args(net)
+    if tag == 'naive_auto':
+        data = ARRAYS['graph_%s__calib_data' % net]
+        labelled = 'softmax_label' in sym.list_arguments()
+        it = mx.io.NDArrayIter(data, np.zeros(len(data), 'f') if labelled else None, batch_size=4)
+        return q.quantize_model(sym, args, {}, ctx=mx.cpu(), calib_mode='naive', calib_data=it,
+                                quantized_dtype='auto',
+                                label_names=('softmax_label',) if labelled else None)
+    return q.quantize_model(sym, args, {}, ctx=mx.cpu(), calib_mode='none', **rec['kwargs'])
+
+
+GRAPH_KEYS = sorted(k for k in GRAPHS if not k.endswith('calib_layers'))
+
+
+@pytest.mark.parametrize("key", GRAPH_KEYS)
+def test_quantized_graph_matches_mxnet(key):
+    net, tag = key.split('/')
+    rec = GRAPHS[key]
+    qsym, qarg, _ = _quantize(net, tag, rec)
+    got_nodes, got_calib, got_heads = _structure(json.loads(qsym.tojson()))
+    want_nodes, want_calib, want_heads = _structure(rec['json'])
+    assert got_nodes == want_nodes
+    assert got_heads == want_heads
+    assert sorted(got_calib) == sorted(want_calib)
+    for k, v in want_calib.items():  # (the float model's layer outputs: last-digit differences)
+        assert got_calib[k] == pytest.approx(v, rel=1e-5, abs=2e-6), k
+    assert sorted(qarg) == rec['params']
+    if tag == 'naive_auto':
+        for name in rec['params']:
+            want = ARRAYS['graph_%s__qarg__%s' % (net, name)]
+            got = qarg[name].asnumpy()
+            assert got.dtype == want.dtype, name
+            np.testing.assert_array_equal(got, want, err_msg=name)
+
+
+@pytest.mark.parametrize("net", sorted(NETS))
+def test_calibration_layers(net):
+    _, layers = q._quantize_symbol(NETS[net](), mx.cpu(), offline_params=list(_args(net)))
+    assert layers == GRAPHS['%s/calib_layers' % net]
+
+
+def test_quantize_graph_then_calib_graph_equals_quantize_model():
+    sym, args = mlp(), _args('mlp')
+    data = ARRAYS['graph_mlp__calib_data']
+    qsym, qarg, _, collector = q.quantize_graph(sym, args, {}, calib_mode='naive',
+                                                quantized_dtype='auto', quantize_mode='smart')
+    mod = mx.mod.Module(sym, label_names=('softmax_label',))
+    it = mx.io.NDArrayIter(data, np.zeros(len(data), 'f'), batch_size=4)
+    mod.bind(for_training=False, data_shapes=it.provide_data, label_shapes=it.provide_label)
+    mod.set_params(args, {})
+    q._collect_layer_statistics(mod, it, collector)
+    csym, carg, _ = q.calib_graph(qsym, args, {}, collector, calib_mode='naive',
+                                  quantized_dtype='auto')
+    want = GRAPHS['mlp/naive_auto']['json']
+    assert _structure(json.loads(csym.tojson()))[0] == _structure(want)[0]
+    assert sorted(carg) == GRAPHS['mlp/naive_auto']['params']
+
+
+def test_combine_histogram_widens_symmetrically():
+    arr = np.array([-0.5, 0.1, 0.9], 'f')
+    hist, edges = np.histogram(arr, bins=5, range=(-1, 1))
+    old = (hist, edges, -0.5, 0.9, 1.0)
+    h, e, lo, hi, th = q.combine_histogram(old, np.array([2.5], 'f'), 2.5, 2.5, 2.5)
+    assert th == pytest.approx(2.6) and len(h) == 13 and h.sum() == 4
+    assert (lo, hi) == (-0.5, 2.5)
+
+
+def test_bad_arguments():
+    sym, args = mlp(), _args('mlp')
+    with pytest.raises(ValueError, match='excluded_sym_names must be a list'):
+        q.quantize_model(sym, args, {}, excluded_sym_names='fc0', calib_mode='none')
+    with pytest.raises(ValueError, match='unknown quantized_dtype'):
+        q.quantize_model(sym, args, {}, quantized_dtype='int4', calib_mode='none')
+    with pytest.raises(ValueError, match='calib_data must be provided'):
+        q.quantize_model(sym, args, {}, calib_mode='naive')
+    with pytest.raises(mx.MXNetError, match='tensor-wise'):
+        q.quantize_model(sym, args, {}, calib_mode='none', quantize_granularity='channel-wise')
+    assert mx.contrib.quant is q
+
+
+def _lenet_mnist():
+    d = mx.sym.var('data')
+    # (MXNet's oneDNN quantized convolution adds the int8 bias unscaled: a bias-free LeNet)
+    c0 = mx.sym.Convolution(d, kernel=(5, 5), num_filter=8, no_bias=True, name='conv0')
+    a0 = mx.sym.Activation(c0, act_type='relu', name='relu0')
+    p0 = mx.sym.Pooling(a0, kernel=(2, 2), stride=(2, 2), pool_type='max', name='pool0')
+    c1 = mx.sym.Convolution(p0, kernel=(5, 5), num_filter=16, no_bias=True, name='conv1')
+    a1 = mx.sym.Activation(c1, act_type='relu', name='relu1')
+    p1 = mx.sym.Pooling(a1, kernel=(2, 2), stride=(2, 2), pool_type='max', name='pool1')
+    f = mx.sym.Flatten(p1, name='flat')
+    f0 = mx.sym.FullyConnected(f, num_hidden=64, name='fc0')
+    a2 = mx.sym.Activation(f0, act_type='relu', name='relu2')
+    f1 = mx.sym.FullyConnected(a2, num_hidden=10, name='fc1')
+    return mx.sym.SoftmaxOutput(f1, name='softmax')
+
+
+@pytest.fixture(scope='module')
+def trained_lenet():
+    mnist = mx.test_utils.get_mnist()
+    mx.random.seed(0)
+    np.random.seed(0)
+    sym = _lenet_mnist()
+    train = mx.io.NDArrayIter(mnist['train_data'], mnist['train_label'].astype('f'), batch_size=50,
+                              shuffle=True)
+    mod = mx.mod.Module(sym)
+    mod.fit(train, num_epoch=3, optimizer='adam', optimizer_params={'learning_rate': 0.003},
+            initializer=mx.init.Xavier())
+    args, aux = mod.get_params()
+    test = mx.io.NDArrayIter(mnist['test_data'], mnist['test_label'].astype('f'), batch_size=100)
+    acc = mod.score(test, 'acc')[0][1]
+    return sym, args, aux, mnist, acc
+
+
+@pytest.mark.parametrize("calib_mode", ['naive', 'entropy'])
+def test_int8_lenet_keeps_accuracy(trained_lenet, calib_mode):
+    sym, args, aux, mnist, fp32_acc = trained_lenet
+    assert fp32_acc > 0.9
+    calib = mx.io.NDArrayIter(mnist['train_data'][:500], mnist['train_label'][:500].astype('f'),
+                              batch_size=100)
+    qsym, qarg, qaux = q.quantize_model(sym, args, aux, ctx=mx.cpu(), calib_mode=calib_mode,
+                                        calib_data=calib, num_calib_examples=500,
+                                        quantized_dtype='auto')
+    js = json.loads(qsym.tojson())
+    ops = [n['op'] for n in js['nodes']]
+    assert ops.count('_contrib_quantized_conv') == 2
+    assert ops.count('_contrib_quantized_fully_connected') == 2
+    requant = [n for n in js['nodes'] if n['op'] == '_contrib_requantize']
+    assert requant and all('min_calib_range' in n['attrs'] for n in requant)
+    assert qarg['conv0_weight_quantize'].dtype == np.int8
+    test = mx.io.NDArrayIter(mnist['test_data'], mnist['test_label'].astype('f'), batch_size=100)
+    qmod = mx.mod.Module(qsym, label_names=['softmax_label'])
+    qmod.bind(for_training=False, data_shapes=test.provide_data, label_shapes=test.provide_label)
+    qmod.set_params(qarg, qaux)
+    int8_acc = qmod.score(test, 'acc')[0][1]
+    assert int8_acc >= fp32_acc - 0.01, (int8_acc, fp32_acc)
+
+
+def test_quantize_net_returns_symbol_block():
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.nn.Dense(16, activation='relu'), mx.gluon.nn.Dense(4))
+    net.initialize(mx.init.Xavier())
+    x = np.random.RandomState(0).uniform(0, 1, (8, 6)).astype('f')
+    want = net(mx.nd.array(x)).asnumpy()
+    calib = mx.io.NDArrayIter(x, batch_size=4)
+    with pytest.warns(UserWarning, match='quantize_net_v2'):
+        qnet = q.quantize_net(net, quantized_dtype='auto', calib_mode='naive', calib_data=calib,
+                              ctx=mx.cpu())
+    assert isinstance(qnet, mx.gluon.SymbolBlock)
+    got = qnet(mx.nd.array(x)).asnumpy()
+    assert got.shape == want.shape
+    assert np.abs(got - want).max() <= 0.05 * np.abs(want).max()
+    params = qnet.collect_params()
+    weights = [k for k in params.keys() if k.endswith('weight_quantize')]
+    assert len(weights) == 2 and all(params[k].data().dtype == np.int8 for k in weights)
