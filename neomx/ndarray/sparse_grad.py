@@ -67,6 +67,8 @@ def _embedding_grad(node, ins, outs, ograds):
 
 
 def _dot_grad(node, ins, outs, ograds):
+    if node in _CSR_DOT_NODES:
+        return _csr_dot_grad(node, ograds)
     sparse_ins = _SPARSE_INPUTS.get(node)
     if not sparse_ins or sparse_ins[0] is None or sparse_ins[0].stype != "csr" \
             or sparse_ins[1] is not None:
@@ -113,6 +115,53 @@ def _sparse_embedding_grad(node, ins, outs, ograds):
 
 _tape.SPARSE_GRAD.update({"Embedding": _embedding_grad, "dot": _dot_grad,
                           "_contrib_SparseEmbedding": _sparse_embedding_grad})
+
+
+# dot(csr, rhs) nodes recorded with the sparse kernel (record_csr_dot): their gradients come
+# from _csr_dot_grad, never from dot's dense rule (their recorded inputs are not dense)
+_CSR_DOT_NODES: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def record_csr_dot(op, p, inputs, ctx, is_train):
+    """While recording: ``dot(csr, rhs)`` (no transposes, rhs dense or row_sparse) computed by
+    the csr kernel and put on the tape; None for any other call (which then runs densely).
+
+    The dense route would build the csr batch densely (a 512 x 1M batch: 2 GB) for the forward
+    and for the weight's gradient; here the forward reads only the stored values and the
+    gradient of ``rhs`` is ``csr.T . ograd`` over the csr's columns (row_sparse for a row_sparse
+    gradient buffer, dense otherwise). As in MXNet the csr input gets no gradient.
+    """
+    if op.name != "dot" or p.transpose_a or p.transpose_b or len(inputs) != 2:
+        return None
+    a, b = inputs
+    if a.stype != "csr" or b.stype == "csr":
+        return None
+    from .. import engine
+    from .ndarray import from_torch
+    engine.wait_for(a)
+    engine.wait_for(b)
+    csr = a._sparse()
+    rhs = _sp.to_dense(b._sparse()) if isinstance(b, BaseSparseNDArray) else b._data
+    out = _sp.csr_dot(csr, rhs, False)
+    res = from_torch(out, ctx)
+    node = _tape.record_op(op, p, inputs, (out,), (res,), ctx, is_train)
+    _SPARSE_INPUTS[node] = [csr, b._sparse() if isinstance(b, BaseSparseNDArray) else None]
+    _CSR_DOT_NODES.add(node)
+    return res
+
+
+def _csr_dot_grad(node, ograds):
+    csr = _SPARSE_INPUTS[node][0]
+    g = ograds[0]
+    gt = g.tostype("default")._data if isinstance(g, BaseSparseNDArray) else g._data
+    grad = _sp.csr_dot(csr, gt, True)  # row_sparse: the csr's columns
+    buf = _leaf_buffer(node.in_entries[1])
+    if buf is not None and buf[0] == "row_sparse":
+        if buf[1] == "add":
+            raise MXNetError("Check failed: req == kWriteTo (3 vs. 1) : ")
+        return [None, _wrap(grad, node.ctx)]
+    from .ndarray import from_torch
+    return [None, from_torch(_sp.to_dense(grad), node.ctx)]
 
 
 def store_grad(buf: NDArray, g, req: str) -> None:
