@@ -30,9 +30,6 @@ from .registry import OpDef, Param, register, same_shape
 __all__ = ["Sparse", "STYPES", "to_dense", "dense_to", "csr_from_dense", "rsp_from_dense",
            "check_format", "retain_rows", "storage_rule"]
 
-# (torch's csr kernels say once that they are a beta: csr_dot uses only the csr x dense product)
-warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
-
 STYPES = ("default", "row_sparse", "csr")
 STYPE_CODE = {"default": 0, "row_sparse": 1, "csr": 2}
 I64 = torch.int64
@@ -249,6 +246,20 @@ def _masked_by(s: Sparse, dense: torch.Tensor, fn, sparse_first: bool) -> Sparse
 
 
 _SPMM_DTYPES = (torch.float32, torch.float64)
+_CSR_WARNED = []
+
+
+def _torch_csr(indptr, indices, data, shape):
+    """A torch sparse csr tensor (no invariant checks: MXNet's csr may hold unsorted columns).
+    The first one is made with warnings off: torch says once per process that its csr support
+    is a beta (csr_dot only uses its csr x dense product)."""
+    if _CSR_WARNED:
+        return torch.sparse_csr_tensor(indptr, indices, data, shape, check_invariants=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = torch.sparse_csr_tensor(indptr, indices, data, shape, check_invariants=False)
+    _CSR_WARNED.append(True)
+    return t
 
 
 def csr_dot(a: Sparse, b: torch.Tensor, transpose_a: bool):
@@ -259,8 +270,7 @@ def csr_dot(a: Sparse, b: torch.Tensor, transpose_a: bool):
         if b.dtype in _SPMM_DTYPES and b.device.type == "cpu" and cols.shape[0]:
             # torch's csr kernel (MKL): rows of products summed in place, no (nnz, k) temporary;
             # any column order and duplicates (summed) are fine for it
-            t = torch.sparse_csr_tensor(a.aux[0], cols, a.data.to(b.dtype), tuple(a.shape),
-                                        check_invariants=False)
+            t = _torch_csr(a.aux[0], cols, a.data.to(b.dtype), tuple(a.shape))
             out = torch.sparse.mm(t, b2.contiguous())
         else:
             out = torch.zeros((a.shape[0], b2.shape[1]), dtype=b.dtype, device=b.device)
