@@ -232,20 +232,33 @@ def tail():
     return mx.sym.Activation(f0, act_type='relu', name='relu1')
 
 
+def bn():
+    """Convolution, BatchNorm (quantized between two 'must' ops, with its own calibrated
+    range), relu, fully connected."""
+    d = mx.sym.var('data')
+    c0 = mx.sym.Convolution(d, kernel=(3, 3), num_filter=4, name='conv0')
+    b0 = mx.sym.BatchNorm(c0, fix_gamma=False, name='bn0')
+    a0 = mx.sym.Activation(b0, act_type='relu', name='relu0')
+    f0 = mx.sym.FullyConnected(a0, num_hidden=5, name='fc0')
+    return mx.sym.SoftmaxOutput(f0, name='softmax')
+
+
 def params_for(sym, shapes, key):
     r = rng(key)
     arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
     args = {n: nd.array(r.uniform(-0.3, 0.3, s)) for n, s in zip(sym.list_arguments(), arg_shapes)
             if n not in shapes and not n.endswith('label')}
-    return args
+    auxs = {n: nd.array(r.uniform(0.5, 1.5, s)) for n, s in
+            zip(sym.list_auxiliary_states(), aux_shapes)}
+    return args, auxs
 
 
 def graphs():
     out = {}
     nets = {'lenet': (lenet(), dict(data=(4, 1, 28, 28))), 'mlp': (mlp(), dict(data=(4, 12))),
-            'tail': (tail(), dict(data=(2, 1, 12, 12)))}
+            'tail': (tail(), dict(data=(2, 1, 12, 12))), 'bn': (bn(), dict(data=(4, 2, 6, 6)))}
     for net, (sym, shapes) in nets.items():
-        args = params_for(sym, shapes, net)
+        args, auxs = params_for(sym, shapes, net)
         variants = [('int8_smart', dict(quantized_dtype='int8')),
                     ('uint8_full', dict(quantized_dtype='uint8', quantize_mode='full')),
                     ('auto_full', dict(quantized_dtype='auto', quantize_mode='full')),
@@ -253,7 +266,7 @@ def graphs():
                     ('excl_sym', dict(excluded_sym_names=['fc1', 'conv1'])),
                     ('excl_op', dict(excluded_op_names=['Pooling', 'Activation']))]
         for tag, kw in variants:
-            qsym, qarg, _ = q.quantize_model(sym, args, {}, ctx=mx.cpu(), calib_mode='none', **kw)
+            qsym, qarg, _ = q.quantize_model(sym, args, auxs, ctx=mx.cpu(), calib_mode='none', **kw)
             out['%s/%s' % (net, tag)] = dict(kwargs=kw, json=graph_json(qsym),
                                             params=sorted(qarg))
         qsym, calib = q._quantize_symbol(sym, mx.cpu(), offline_params=list(args))
@@ -263,13 +276,27 @@ def graphs():
         data = r.uniform(0, 1, (8,) + shapes['data'][1:]).astype('f')
         labelled = 'softmax_label' in sym.list_arguments()
         it = mx.io.NDArrayIter(data, np.zeros(8, 'f') if labelled else None, batch_size=4)
-        qsym, qarg, _ = q.quantize_model(sym, args, {}, ctx=mx.cpu(), calib_mode='naive',
+        qsym, qarg, _ = q.quantize_model(sym, args, auxs, ctx=mx.cpu(), calib_mode='naive',
                                          calib_data=it, quantized_dtype='auto',
                                          label_names=('softmax_label',) if labelled else None)
         ARRAYS['graph_%s__calib_data' % net] = data
         for k, v in args.items():
             ARRAYS['graph_%s__arg__%s' % (net, k)] = v.asnumpy()
+        for k, v in auxs.items():
+            ARRAYS['graph_%s__aux__%s' % (net, k)] = v.asnumpy()
         out['%s/naive_auto' % net] = dict(json=graph_json(qsym), params=sorted(qarg))
+        # the calibrated INT8 model's forward on the calibration data (oneDNN's quantized
+        # convolution rejects int8 data, so LeNet's second convolution cannot run unfused)
+        try:
+            qmod = mx.mod.Module(qsym, label_names=('softmax_label',) if labelled else None)
+            qmod.bind(for_training=False, data_shapes=[('data', data.shape)],
+                      label_shapes=[('softmax_label', (len(data),))] if labelled else None)
+            qmod.set_params(qarg, auxs)
+            qmod.forward(mx.io.DataBatch([nd.array(data)], [nd.zeros(len(data))] if labelled else None),
+                         is_train=False)
+            ARRAYS['graph_%s__int8_out' % net] = qmod.get_outputs()[0].asnumpy()
+        except mx.base.MXNetError:
+            pass
         for k in qarg:
             ARRAYS['graph_%s__qarg__%s' % (net, k)] = qarg[k].asnumpy()
     return out

@@ -301,6 +301,16 @@ def _quantize_params(qsym, params, th_dict):
     return quantized_params
 
 
+def _aux_read_as_arguments(qsym, qarg_params, aux_params):
+    """neomx's quantized batch norm reads the moving statistics as ordinary inputs (MXNet marks
+    them auxiliary in the middle of its input list; neomx keeps auxiliary states last): they
+    join the quantized arguments."""
+    for name in qsym.list_arguments():
+        if name not in qarg_params and aux_params and name in aux_params:
+            qarg_params[name] = aux_params[name]
+    return qarg_params
+
+
 def combine_histogram(old_hist, arr, new_min, new_max, new_th):
     """Collect the histogram of ``arr`` and combine it with ``old_hist`` (``(hist, edges, min,
     max, threshold)``), widening the bins' span symmetrically when ``new_th`` exceeds it."""
@@ -668,7 +678,8 @@ def quantize_model(sym, arg_params, aux_params, data_names=("data",),
         qsym = _calibrate_quantized_sym(qsym, th_dict)
     if logger:
         logger.info("Quantizing parameters")
-    qarg_params = _quantize_params(qsym, arg_params, th_dict)
+    qarg_params = _aux_read_as_arguments(qsym, _quantize_params(qsym, arg_params, th_dict),
+                                         aux_params)
     return qsym, qarg_params, aux_params
 
 
@@ -708,7 +719,7 @@ def quantize_graph(sym, arg_params, aux_params, ctx=cpu(), excluded_sym_names=No
                         " to collect calibration information.")
     if logger:
         logger.info("Quantizing parameters")
-    qarg_params = _quantize_params(qsym, arg_params, {})
+    qarg_params = _aux_read_as_arguments(qsym, _quantize_params(qsym, arg_params, {}), aux_params)
     return qsym, qarg_params, aux_params, collector
 
 
@@ -732,7 +743,8 @@ def calib_graph(qsym, arg_params, aux_params, collector, calib_mode="entropy",
         raise ValueError("please set calibration mode to naive or entropy.")
     if logger:
         logger.info("Quantizing parameters")
-    qarg_params = _quantize_params(qsym, arg_params, th_dict)
+    qarg_params = _aux_read_as_arguments(qsym, _quantize_params(qsym, arg_params, th_dict),
+                                         aux_params)
     return qsym, qarg_params, aux_params
 
 

@@ -33,6 +33,7 @@ INT32_MAX = 2147483647.0
 _F32 = np.float32
 _RANGE1 = (1,)
 _QTYPES = {np.dtype(np.int8): "int8", np.dtype(np.uint8): "uint8"}
+_UNNAMED3 = ("output0", "output1", "output2")  # ops without MXNet output names: "<name>_output<i>"
 
 
 def _check(cond, text):
@@ -144,8 +145,7 @@ def _float_in_type(p, ins, outs):
 register(OpDef(
     "_contrib_quantize", _quantize_forward, _quantize_shape, infer_type=_float_in_type,
     params=(Param("out_type", "str", "uint8", "Output data type.", choices=("int8", "uint8")),),
-    inputs=("data", "min_range", "max_range"), outputs=("output", "min_output", "max_output"),
-    hint="quantize",
+    inputs=("data", "min_range", "max_range"), outputs=_UNNAMED3, hint="quantize",
     doc="Quantize float32 ``data`` into int8 or uint8 with the given range: int8 uses "
         "``round(x * 127 / max(|min_range|, |max_range|))`` and returns the symmetric range, uint8 "
         "``round(x * 255 / max(|min_range|, |max_range|))`` (saturated) and returns the range as "
@@ -153,7 +153,7 @@ register(OpDef(
         ">>> import neomx as mx\n"
         ">>> q, lo, hi = mx.nd.contrib.quantize(mx.nd.array([-1, 0.5, 1]), mx.nd.array([-1]),\n"
         "...                                    mx.nd.array([1]), out_type='int8')\n"
-        ">>> q.asnumpy().tolist(), lo.asscalar(), hi.asscalar()\n"
+        ">>> q.asnumpy().tolist(), float(lo.asscalar()), float(hi.asscalar())\n"
         "([-127, 64, 127], -1.0, 1.0)"))
 
 
@@ -199,7 +199,7 @@ register(OpDef(
     params=(Param("out_type", "str", "int8", "Output data type. 'auto' can be specified to "
                   "automatically determine output type according to min_calib_range.",
                   choices=("auto", "int8", "uint8")),) + _CALIB,
-    outputs=("output", "min_output", "max_output"), hint="quantize_v2",
+    outputs=_UNNAMED3, hint="quantize_v2",
     doc="Quantize float32 ``data`` into int8 or uint8. The range is ``min_calib_range``/"
         "``max_calib_range`` when both are given, else the data's own minimum and maximum. int8: "
         "``round(x * 127.5 / max|range|)`` saturated, range returned as ``(-max|range|, "
@@ -208,7 +208,7 @@ register(OpDef(
         "Examples\n--------\n"
         ">>> import neomx as mx\n"
         ">>> q, lo, hi = mx.nd.contrib.quantize_v2(mx.nd.array([-1, 0.5, 1]))\n"
-        ">>> q.asnumpy().tolist(), lo.asscalar(), hi.asscalar()\n"
+        ">>> q.asnumpy().tolist(), float(lo.asscalar()), float(hi.asscalar())\n"
         "([-128, 64, 127], -1.0, 1.0)"))
 
 
@@ -234,7 +234,7 @@ register(OpDef(
         "Examples\n--------\n"
         ">>> import neomx as mx\n"
         ">>> q, s, b = mx.nd.contrib.quantize_asym(mx.nd.array([-1, 0, 1]))\n"
-        ">>> q.asnumpy().tolist(), s.asscalar(), b.asscalar()\n"
+        ">>> q.asnumpy().tolist(), float(s.asscalar()), float(b.asscalar())\n"
         "([0, 128, 255], 127.5, 127.5)"))
 
 
@@ -310,8 +310,7 @@ register(OpDef(
     params=(Param("out_type", "str", "int8", "Output data type. 'auto' can be specified to "
                   "automatically determine output type according to min_calib_range.",
                   choices=("auto", "int8", "uint8")),) + _CALIB,
-    inputs=("data", "min_range", "max_range"), outputs=("output", "min_output", "max_output"),
-    hint="requantize",
+    inputs=("data", "min_range", "max_range"), outputs=_UNNAMED3, hint="requantize",
     doc="Requantize int32 ``data`` (range ``min_range``/``max_range`` for +-INT32_MAX) into int8 "
         "or uint8 with the calibrated range (or, without one, the data's actual range).\n\n"
         "Examples\n--------\n"
@@ -319,7 +318,7 @@ register(OpDef(
         ">>> x = mx.nd.array([-2**30, 2**29], dtype='int32')\n"
         ">>> q, lo, hi = mx.nd.contrib.requantize(x, mx.nd.array([-2]), mx.nd.array([2]),\n"
         "...                                      min_calib_range=-1.0, max_calib_range=1.0)\n"
-        ">>> q.asnumpy().tolist(), lo.asscalar(), hi.asscalar()\n"
+        ">>> q.asnumpy().tolist(), float(lo.asscalar()), float(hi.asscalar())\n"
         "([-127, 64], -1.0, 1.0)"))
 
 
@@ -616,7 +615,7 @@ register(OpDef(
         ">>> y, lo, hi = mx.nd.contrib.quantized_concat(a, b, mx.nd.array([-1.0]), mx.nd.array([1.0]),\n"
         "...                                            mx.nd.array([-2.0]), mx.nd.array([2.0]),\n"
         "...                                            num_args=2, dim=0)\n"
-        ">>> y.asnumpy().tolist(), lo.asscalar(), hi.asscalar()\n"
+        ">>> y.asnumpy().tolist(), float(lo.asscalar()), float(hi.asscalar())\n"
         "([5, 10], -2.0, 2.0)"))
 
 
@@ -685,7 +684,7 @@ register(OpDef(
         ">>> a = mx.nd.array([51], dtype='int8'); r = [mx.nd.array([-1.0]), mx.nd.array([1.0])]\n"
         ">>> y, lo, hi = mx.nd.contrib.quantized_elemwise_add(a, a, *r, *r, min_calib_range=-1.0,\n"
         "...                                                  max_calib_range=1.0)\n"
-        ">>> y.asnumpy().tolist(), lo.asscalar(), hi.asscalar()\n"
+        ">>> y.asnumpy().tolist(), float(lo.asscalar()), float(hi.asscalar())\n"
         "([102], -1.0, 1.0)"))
 
 
