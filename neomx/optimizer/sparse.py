@@ -46,7 +46,12 @@ def run(kernel, weight, grad, states, args, lazy=True):
     else:
         kernel(wt, _sp.to_dense(grad._sparse()), *sts, *args)
     if sparse_w:
-        keep = torch.unique(torch.cat([weight._aux[0], grad._aux[0]]))
+        # the rows stored afterwards: a mask over the rows (linear; a sort of all the stored
+        # rows was most of a step for a 1M-row weight)
+        mask = torch.zeros(weight.shape[0], dtype=torch.bool, device=wt.device)
+        mask[weight._aux[0]] = True
+        mask[grad._aux[0].to(wt.device)] = True
+        keep = mask.nonzero().reshape(-1)
         weight._set(Sparse("row_sparse", wt[keep].contiguous(), (keep,), weight.shape))
 
 
