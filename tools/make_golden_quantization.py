@@ -285,6 +285,12 @@ def graphs():
         for k, v in auxs.items():
             ARRAYS['graph_%s__aux__%s' % (net, k)] = v.asnumpy()
         out['%s/naive_auto' % net] = dict(json=graph_json(qsym), params=sorted(qarg))
+        if net in ('mlp', 'bn'):  # entropy calibration (8001-bin histograms, KL thresholds)
+            it.reset()
+            esym, earg, _ = q.quantize_model(sym, args, auxs, ctx=mx.cpu(), calib_mode='entropy',
+                                             calib_data=it, quantized_dtype='auto',
+                                             label_names=('softmax_label',))
+            out['%s/entropy_auto' % net] = dict(json=graph_json(esym), params=sorted(earg))
         # the calibrated INT8 model's forward on the calibration data (oneDNN's quantized
         # convolution rejects int8 data, so LeNet's second convolution cannot run unfused)
         try:

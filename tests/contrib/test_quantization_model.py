@@ -86,11 +86,12 @@ def _structure(js):
 
 def _quantize(net, tag, rec):
     sym, args, auxs = NETS[net](), _args(net), _args(net, 'aux')
-    if tag == 'naive_auto':
+    if tag in ('naive_auto', 'entropy_auto'):
         data = ARRAYS['graph_%s__calib_data' % net]
         labelled = 'softmax_label' in sym.list_arguments()
         it = mx.io.NDArrayIter(data, np.zeros(len(data), 'f') if labelled else None, batch_size=4)
-        return q.quantize_model(sym, args, auxs, ctx=mx.cpu(), calib_mode='naive', calib_data=it,
+        return q.quantize_model(sym, args, auxs, ctx=mx.cpu(), calib_mode=tag.split('_')[0],
+                                calib_data=it,
                                 quantized_dtype='auto',
                                 label_names=('softmax_label',) if labelled else None)
     return q.quantize_model(sym, args, auxs, ctx=mx.cpu(), calib_mode='none', **rec['kwargs'])
