@@ -12,12 +12,15 @@ exception in a worker is re-raised here with the worker's traceback attached.
 """
 from __future__ import annotations
 
+import io
 import multiprocessing
 import multiprocessing.pool
+import multiprocessing.queues
 import os
 import pickle
 import signal
 import sys
+import threading
 import traceback
 
 import numpy as np
@@ -29,7 +32,9 @@ from ...base import MXNetError
 from . import sampler as _sampler
 
 __all__ = ["DataLoader", "default_batchify_fn", "default_mp_batchify_fn",
-           "DataLoaderTimeoutError"]
+           "DataLoaderTimeoutError", "DataLoaderV1", "worker_loop_v1", "fetcher_loop_v1",
+           "Queue", "SimpleQueue", "ConnectionWrapper", "reduce_ndarray", "rebuild_ndarray",
+           "reduce_np_ndarray", "rebuild_np_ndarray"]
 
 
 def default_batchify_fn(data):
@@ -380,3 +385,317 @@ class DataLoader:
                 pool.terminate()
             except Exception:  # noqa: BLE001 - interpreter shutdown: the pool is going anyway
                 pass
+
+
+# --- MXNet's legacy DataLoader (v1): explicit queues and worker loops -------------------------
+# MXNet 1.x keeps its first multi-process DataLoader as ``DataLoaderV1``: worker processes run
+# ``worker_loop_v1`` (index batches in through a ``Queue``, batches out through a
+# ``SimpleQueue``), a thread runs ``fetcher_loop_v1`` (batches into a reorder buffer), and
+# NDArrays cross processes in shared memory: ``reduce_ndarray`` is registered with
+# multiprocessing's ForkingPickler, so pickling an NDArray for a queue or a ``ConnectionWrapper``
+# moves its buffer into shared memory and sends a handle (torch's shared-memory tensor
+# reductions), and ``rebuild_ndarray`` maps it on the other side.
+
+def _shareable(data):
+    """The CPU torch tensor of ``data`` in shared memory (moved there when it is not)."""
+    import torch.multiprocessing  # noqa: F401  registers torch's shared-memory reductions
+    t = data.to_torch()
+    if t.device.type != "cpu":
+        t = t.cpu()
+    if not t.is_contiguous():
+        t = t.contiguous()
+    return t.share_memory_()
+
+
+def rebuild_ndarray(tensor, dev_type="cpu", dev_id=0):
+    """The NDArray of a tensor received from another process (see :func:`reduce_ndarray`)."""
+    devtype = "cpu" if dev_type in ("cpu_shared", "cpu_pinned") else dev_type
+    return nd.from_torch(tensor, context.Context(devtype, dev_id))
+
+
+def reduce_ndarray(data):
+    """Pickle reduction of an NDArray for multiprocessing: its buffer in shared memory (torch's
+    reductions then send a file-descriptor handle, not the bytes). Received as a CPU NDArray
+    (MXNet moves it to ``cpu_shared`` memory too)."""
+    return rebuild_ndarray, (_shareable(data), "cpu", 0)
+
+
+def rebuild_np_ndarray(tensor, dev_type="cpu", dev_id=0):
+    """:func:`rebuild_ndarray` for MXNet's numpy-style arrays (neomx has one NDArray class:
+    the same)."""
+    return rebuild_ndarray(tensor, dev_type, dev_id)
+
+
+def reduce_np_ndarray(data):
+    """:func:`reduce_ndarray` for MXNet's numpy-style arrays (neomx has one NDArray class)."""
+    return rebuild_np_ndarray, (_shareable(data), "cpu", 0)
+
+
+from multiprocessing.reduction import ForkingPickler  # noqa: E402
+
+ForkingPickler.register(nd.NDArray, reduce_ndarray)
+
+
+class ConnectionWrapper:
+    """A multiprocessing ``Connection`` whose ``send``/``recv`` pickle with ForkingPickler
+    (NDArrays through shared memory); everything else is the wrapped connection's."""
+
+    def __init__(self, conn):
+        self._conn = conn
+
+    def send(self, obj):
+        """Sends ``obj`` (NDArrays as shared-memory handles)."""
+        buf = io.BytesIO()
+        ForkingPickler(buf, pickle.HIGHEST_PROTOCOL).dump(obj)
+        self.send_bytes(buf.getvalue())
+
+    def recv(self):
+        """Receives an object sent by :meth:`send`."""
+        return pickle.loads(self.recv_bytes())
+
+    def __getattr__(self, name):
+        conn = self.__dict__.get("_conn", None)
+        return getattr(conn, name)
+
+
+class Queue(multiprocessing.queues.Queue):
+    """A multiprocessing ``Queue`` passing NDArrays through shared memory."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, ctx=multiprocessing.get_context(), **kwargs)
+        self._reader = ConnectionWrapper(self._reader)
+        self._writer = ConnectionWrapper(self._writer)
+        self._send = self._writer.send
+        self._recv = self._reader.recv
+
+
+class SimpleQueue(multiprocessing.queues.SimpleQueue):
+    """A multiprocessing ``SimpleQueue`` (no feeder thread) passing NDArrays through shared
+    memory."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, ctx=multiprocessing.get_context(), **kwargs)
+        self._reader = ConnectionWrapper(self._reader)
+        self._writer = ConnectionWrapper(self._writer)
+        self._send = self._writer.send
+        self._recv = self._reader.recv
+
+
+def _worker_process_setup():
+    """In a forked worker process: neomx synchronous, one torch thread (as the v2 workers)."""
+    if multiprocessing.parent_process() is None:
+        return
+    from ... import engine
+    engine._state["engine"] = engine.NaiveEngine()
+    torch.set_num_threads(1)
+
+
+def worker_loop_v1(dataset, key_queue, data_queue, batchify_fn):
+    """A v1 worker: takes ``(idx, sample indices)`` from ``key_queue`` until ``idx`` is None
+    and puts ``(idx, batchify_fn([dataset[i] ...]))`` on ``data_queue`` (an exception is put
+    in place of the batch, to be re-raised by the reader)."""
+    _worker_process_setup()
+    while True:
+        idx, samples = key_queue.get()
+        if idx is None:
+            break
+        try:
+            batch = batchify_fn([dataset[i] for i in samples])
+        except Exception as exc:  # noqa: BLE001 - re-raised in the main process
+            batch = _WorkerFailure(exc)
+        data_queue.put((idx, batch))
+
+
+def fetcher_loop_v1(data_queue, data_buffer, pin_memory=False, pin_device_id=0,
+                    data_buffer_lock=None):
+    """The v1 fetcher thread: moves ``(idx, batch)`` from ``data_queue`` into ``data_buffer``
+    (a dict; under ``data_buffer_lock``, which waiters are notified through when it is a
+    ``threading.Condition``) until ``idx`` is None. Batches are moved to ``cpu()`` (or to
+    ``cpu_pinned(pin_device_id)``)."""
+    while True:
+        idx, batch = data_queue.get()
+        if idx is None:
+            break
+        if not isinstance(batch, _WorkerFailure):
+            ctx = context.cpu_pinned(pin_device_id) if pin_memory else context.cpu()
+            batch = _as_in_context(batch, ctx)
+        if data_buffer_lock is not None:
+            with data_buffer_lock:
+                data_buffer[idx] = batch
+                if hasattr(data_buffer_lock, "notify_all"):
+                    data_buffer_lock.notify_all()
+        else:
+            data_buffer[idx] = batch
+
+
+class _MultiWorkerIterV1:
+    """One pass of a :class:`DataLoaderV1` over ``num_workers`` worker processes: index
+    batches go out through a Queue (``2 * num_workers`` ahead), batches come back through a
+    SimpleQueue and a fetcher thread, and are returned in order."""
+
+    def __init__(self, num_workers, dataset, batchify_fn, batch_sampler, pin_memory=False,
+                 pin_device_id=0, worker_fn=worker_loop_v1):
+        assert num_workers > 0, "_MultiWorkerIter is not for {} workers".format(num_workers)
+        self._num_workers = num_workers
+        self._dataset = dataset
+        self._batchify_fn = batchify_fn
+        self._batch_sampler = batch_sampler
+        self._key_queue = Queue()
+        self._data_queue = SimpleQueue()
+        self._data_buffer = {}
+        self._data_buffer_lock = threading.Condition()
+        self._rcvd_idx = 0
+        self._sent_idx = 0
+        self._iter = iter(self._batch_sampler)
+        self._shutdown = False
+        nd.waitall()  # nothing may be in flight on the engine's threads at fork time
+        method = "fork" if sys.platform.startswith("linux") else None
+        mp = multiprocessing.get_context(method)
+        self._workers = []
+        for _ in range(self._num_workers):
+            worker = mp.Process(target=worker_fn, args=(self._dataset, self._key_queue,
+                                                        self._data_queue, self._batchify_fn))
+            worker.daemon = True
+            worker.start()
+            self._workers.append(worker)
+        self._fetcher = threading.Thread(
+            target=fetcher_loop_v1,
+            args=(self._data_queue, self._data_buffer, pin_memory, pin_device_id,
+                  self._data_buffer_lock))
+        self._fetcher.daemon = True
+        self._fetcher.start()
+        for _ in range(2 * self._num_workers):
+            self._push_next()
+
+    def __len__(self):
+        return len(self._batch_sampler)
+
+    def __del__(self):
+        try:
+            self.shutdown()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+    def _push_next(self):
+        r = next(self._iter, None)
+        if r is None:
+            return
+        self._key_queue.put((self._sent_idx, r))
+        self._sent_idx += 1
+
+    def __next__(self):
+        assert not self._shutdown, "call __next__ after shutdown is forbidden"
+        if self._rcvd_idx == self._sent_idx:
+            assert not self._data_buffer, "Data buffer should be empty at this moment"
+            self.shutdown()
+            raise StopIteration
+        with self._data_buffer_lock:
+            while self._rcvd_idx not in self._data_buffer:
+                if not self._data_buffer_lock.wait(timeout=1.0):
+                    dead = [w for w in self._workers if w.exitcode not in (None, 0)]
+                    if dead:
+                        self.shutdown_now()
+                        raise MXNetError(
+                            f"DataLoaderV1 worker process (pid {dead[0].pid}) exited with code "
+                            f"{dead[0].exitcode} before delivering batch {self._rcvd_idx}")
+            batch = self._data_buffer.pop(self._rcvd_idx)
+        self._rcvd_idx += 1
+        self._push_next()
+        if isinstance(batch, _WorkerFailure):
+            self.shutdown()
+            batch.reraise()
+        return batch
+
+    def next(self):
+        return self.__next__()
+
+    def __iter__(self):
+        return self
+
+    def shutdown_now(self):
+        """Stops the workers and the fetcher without waiting for queued batches."""
+        if not self._shutdown:
+            self._shutdown = True
+            for w in self._workers:
+                if w.is_alive():
+                    w.terminate()
+            self._data_queue.put((None, None))
+            self._fetcher.join(timeout=5)
+
+    def shutdown(self):
+        """Stops the fetcher (first: it reads the data queue), then the workers."""
+        if not self._shutdown:
+            self._data_queue.put((None, None))
+            self._fetcher.join()
+            for _ in range(self._num_workers):
+                self._key_queue.put((None, None))
+            for w in self._workers:
+                if w.is_alive():
+                    w.terminate()
+            self._key_queue.close()
+            self._key_queue.join_thread()
+            self._shutdown = True
+
+
+class DataLoaderV1:
+    """MXNet 1.x's first DataLoader: mini-batches of ``dataset`` built here
+    (``num_workers=0``) or by ``num_workers`` worker processes (:func:`worker_loop_v1`) that
+    receive index batches through a :class:`Queue` and send batches back through a
+    :class:`SimpleQueue`, NDArrays in shared memory.
+
+    Parameters are :class:`DataLoader`'s ``dataset``, ``batch_size``, ``shuffle``,
+    ``sampler``, ``last_batch`` ('keep', 'discard', 'rollover'), ``batch_sampler``,
+    ``batchify_fn`` (:func:`default_batchify_fn`; with workers
+    :func:`default_mp_batchify_fn`), ``num_workers``, ``pin_memory`` and ``pin_device_id``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neomx.gluon.data import ArrayDataset
+    >>> from neomx.gluon.data.dataloader import DataLoaderV1
+    >>> ds = ArrayDataset(np.arange(10).reshape(5, 2), np.arange(5))
+    >>> [y.asnumpy().tolist() for x, y in DataLoaderV1(ds, batch_size=2)]
+    [[0, 1], [2, 3], [4]]
+    """
+
+    def __init__(self, dataset, batch_size=None, shuffle=False, sampler=None,
+                 last_batch=None, batch_sampler=None, batchify_fn=None,
+                 num_workers=0, pin_memory=False, pin_device_id=0):
+        self._dataset = dataset
+        self._pin_memory = pin_memory
+        self._pin_device_id = pin_device_id
+        if batch_sampler is None:
+            if batch_size is None:
+                raise ValueError("batch_size must be specified unless "
+                                 "batch_sampler is specified")
+            if sampler is None:
+                sampler = (_sampler.RandomSampler(len(dataset)) if shuffle
+                           else _sampler.SequentialSampler(len(dataset)))
+            elif shuffle:
+                raise ValueError("shuffle must not be specified if sampler is specified")
+            batch_sampler = _sampler.BatchSampler(sampler, batch_size,
+                                                  last_batch if last_batch else 'keep')
+        elif batch_size is not None or shuffle or sampler is not None or \
+                last_batch is not None:
+            raise ValueError("batch_size, shuffle, sampler and last_batch must "
+                             "not be specified if batch_sampler is specified.")
+        self._batch_sampler = batch_sampler
+        self._num_workers = num_workers if num_workers >= 0 else 0
+        if batchify_fn is None:
+            batchify_fn = default_mp_batchify_fn if num_workers > 0 else default_batchify_fn
+        self._batchify_fn = batchify_fn
+
+    def __iter__(self):
+        if self._num_workers == 0:
+            def same_process_iter():
+                for batch in self._batch_sampler:
+                    ret = self._batchify_fn([self._dataset[idx] for idx in batch])
+                    if self._pin_memory:
+                        ret = _as_in_context(ret, context.cpu_pinned(self._pin_device_id))
+                    yield ret
+            return same_process_iter()
+        return _MultiWorkerIterV1(self._num_workers, self._dataset, self._batchify_fn,
+                                  self._batch_sampler, self._pin_memory, self._pin_device_id)
+
+    def __len__(self):
+        return len(self._batch_sampler)
