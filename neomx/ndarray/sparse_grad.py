@@ -193,5 +193,16 @@ def pull_rows(stored: NDArray, row_ids: NDArray, out: NDArray) -> None:
     engine.wait_for(row_ids)
     src = stored._sparse() if isinstance(stored, BaseSparseNDArray) else \
         _sp.rsp_from_dense(stored._data)
-    rows = torch.unique(row_ids._data.to(src.data.device).to(torch.int64).reshape(-1))
+    ids = row_ids._data.to(src.data.device).to(torch.int64).reshape(-1)
+    if ids.numel() > 4096 and ids.numel() * 4 > stored.shape[0]:
+        # many ids (a csr batch's column indices): the sorted unique rows from a mask over the
+        # rows, linear, instead of sorting them all
+        if bool((ids < 0).any()) or bool((ids >= stored.shape[0]).any()):
+            raise MXNetError(f"row_sparse_pull: row_ids must lie in [0, {stored.shape[0]}), got "
+                             f"[{int(ids.min())}, {int(ids.max())}]")
+        mask = torch.zeros(stored.shape[0], dtype=torch.bool, device=ids.device)
+        mask[ids] = True
+        rows = mask.nonzero().reshape(-1)
+    else:
+        rows = torch.unique(ids)
     assign(out, _wrap(_sp.retain_rows(src, rows), stored._ctx))

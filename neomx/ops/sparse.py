@@ -18,7 +18,6 @@ torch; the NDArray classes are in ``neomx/ndarray/sparse.py``.
 """
 from __future__ import annotations
 
-import warnings
 from typing import NamedTuple
 
 import torch
@@ -187,12 +186,18 @@ def retain_rows(s: Sparse, rows: torch.Tensor) -> Sparse:
     zero where ``s`` stores nothing."""
     rows = rows.to(I64).reshape(-1)
     idx = s.aux[0]
-    out = torch.zeros((rows.shape[0],) + tuple(s.shape[1:]), dtype=s.data.dtype,
-                      device=s.data.device)
-    if idx.shape[0]:
-        pos = torch.searchsorted(idx, rows).clamp(max=idx.shape[0] - 1)
-        hit = idx[pos] == rows
-        out[hit] = s.data[pos[hit]]
+    if not idx.shape[0]:
+        out = torch.zeros((rows.shape[0],) + tuple(s.shape[1:]), dtype=s.data.dtype,
+                          device=s.data.device)
+        return Sparse("row_sparse", out, (rows.clone(),), s.shape)
+    if idx.shape[0] == s.shape[0] and (not rows.numel() or (int(rows.min()) >= 0 and
+                                                            int(rows.max()) < s.shape[0])):
+        # every row stored (a weight): row i is at position i
+        return Sparse("row_sparse", s.data[rows], (rows.clone(),), s.shape)
+    pos = torch.searchsorted(idx, rows).clamp(max=idx.shape[0] - 1)
+    miss = idx[pos] != rows
+    out = s.data[pos]
+    out.masked_fill_(miss.reshape((-1,) + (1,) * (out.dim() - 1)), 0)
     return Sparse("row_sparse", out, (rows.clone(),), s.shape)
 
 
@@ -246,20 +251,6 @@ def _masked_by(s: Sparse, dense: torch.Tensor, fn, sparse_first: bool) -> Sparse
 
 
 _SPMM_DTYPES = (torch.float32, torch.float64)
-_CSR_WARNED = []
-
-
-def _torch_csr(indptr, indices, data, shape):
-    """A torch sparse csr tensor (no invariant checks: MXNet's csr may hold unsorted columns).
-    The first one is made with warnings off: torch says once per process that its csr support
-    is a beta (csr_dot only uses its csr x dense product)."""
-    if _CSR_WARNED:
-        return torch.sparse_csr_tensor(indptr, indices, data, shape, check_invariants=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        t = torch.sparse_csr_tensor(indptr, indices, data, shape, check_invariants=False)
-    _CSR_WARNED.append(True)
-    return t
 
 
 def csr_dot(a: Sparse, b: torch.Tensor, transpose_a: bool):
@@ -267,11 +258,13 @@ def csr_dot(a: Sparse, b: torch.Tensor, transpose_a: bool):
     cols = a.aux[1]
     b2 = b.reshape(b.shape[0], -1)
     if not transpose_a:
-        if b.dtype in _SPMM_DTYPES and b.device.type == "cpu" and cols.shape[0]:
-            # torch's csr kernel (MKL): rows of products summed in place, no (nnz, k) temporary;
-            # any column order and duplicates (summed) are fine for it
-            t = _torch_csr(a.aux[0], cols, a.data.to(b.dtype), tuple(a.shape))
-            out = torch.sparse.mm(t, b2.contiguous())
+        if b.dtype in _SPMM_DTYPES and cols.shape[0]:
+            # a weighted sum of b's rows per csr row is exactly EmbeddingBag(mode='sum') with
+            # per-sample weights: torch's fused kernel (3-4x faster than its csr x dense, which
+            # is MKL's), no (nnz, k) temporary; any column order, duplicates summed
+            out = torch.nn.functional.embedding_bag(
+                cols, b2.contiguous(), a.aux[0], mode="sum",
+                per_sample_weights=a.data.to(b.dtype), include_last_offset=True)
         else:
             out = torch.zeros((a.shape[0], b2.shape[1]), dtype=b.dtype, device=b.device)
             out.index_add_(0, csr_rows(a), a.data.unsqueeze(1).to(b.dtype) * b2[cols])

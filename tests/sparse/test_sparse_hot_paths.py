@@ -87,3 +87,23 @@ def test_csr_rows_with_empty_rows_and_unsorted_columns():
                                                torch.zeros(0, dtype=torch.int64)), (3, 5))
     assert _sp.csr_rows(empty).tolist() == []
     assert _sp.csr_dot(empty, w, False).tolist() == [[0.0, 0.0]] * 3
+
+
+@pytest.mark.parametrize("all_rows", [True, False])
+def test_row_sparse_pull_of_many_ids(all_rows):
+    """A csr batch's column indices as row_ids (many, repeated): the sorted unique rows, each
+    the stored row or zeros; ids outside the weight raise MXNetError."""
+    rng = np.random.RandomState(6)
+    w = rng.uniform(-1, 1, (3000, 2)).astype(np.float32)
+    if not all_rows:
+        w[rng.rand(3000) < 0.5] = 0
+    kv = mx.kv.create("local")
+    kv.init("w", mx.nd.array(w).tostype("row_sparse"))
+    ids = rng.randint(0, 3000, 20000)
+    out = mx.nd.sparse.zeros("row_sparse", (3000, 2))
+    kv.row_sparse_pull("w", out=out, row_ids=mx.nd.array(ids, dtype="int64"))
+    want = np.unique(ids)
+    assert out.indices.asnumpy().tolist() == want.tolist()
+    np.testing.assert_array_equal(out.data.asnumpy(), w[want])
+    with pytest.raises(mx.MXNetError, match="row_ids"):
+        kv.row_sparse_pull("w", out=out, row_ids=mx.nd.array(np.r_[ids, 3000], dtype="int64"))
