@@ -771,13 +771,15 @@ def quantize_net_v2(network, quantized_dtype="auto", quantize_mode="full",
             data_shapes = dshapes
     if not data_shapes:
         raise ValueError("data_shapes required")
-    data_shapes = [d if isinstance(d, DataDesc) else DataDesc(*d) for d in data_shapes]
-    data_nd = [ndarray.zeros(shape.shape) for shape in data_shapes]
-    while True:
+    data_nd = [ndarray.zeros(d.shape if isinstance(d, DataDesc) else DataDesc(*d).shape)
+               for d in data_shapes]
+    while True:  # trailing inputs the network does not take (a DataLoader's labels) dropped
         try:
             network(*data_nd)
         except TypeError:
             del data_nd[-1]
+            if calib_data is not None and calib_data.provide_data is not data_shapes:
+                del calib_data.provide_data[-1]
             del data_shapes[-1]
             continue
         else:

@@ -244,6 +244,7 @@ def test_int8_lenet_keeps_accuracy(trained_lenet, calib_mode):
 
 
 def test_quantize_net_returns_symbol_block():
+    mx.random.seed(0)
     net = mx.gluon.nn.HybridSequential()
     net.add(mx.gluon.nn.Dense(16, activation='relu'), mx.gluon.nn.Dense(4))
     net.initialize(mx.init.Xavier())
@@ -260,3 +261,23 @@ def test_quantize_net_returns_symbol_block():
     params = qnet.collect_params()
     weights = [k for k in params.keys() if k.endswith('weight_quantize')]
     assert len(weights) == 2 and all(params[k].data().dtype == np.int8 for k in weights)
+
+
+def test_quantize_net_v2_with_dataloader_and_excluded_layer():
+    mx.random.seed(2)
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.nn.Dense(16, activation='relu'), mx.gluon.nn.Dense(8, activation='relu'),
+            mx.gluon.nn.Dense(3))
+    net.initialize(mx.init.Xavier())
+    x = np.random.RandomState(1).uniform(0, 1, (16, 6)).astype('f')
+    want = net(mx.nd.array(x)).asnumpy()
+    loader = mx.gluon.data.DataLoader(mx.gluon.data.ArrayDataset(x, np.zeros(16, 'f')),
+                                      batch_size=8)  # (data, label) batches: the label is dropped
+    qnet = q.quantize_net_v2(net, quantized_dtype='auto', calib_mode='naive', calib_data=loader,
+                             exclude_layers_match=['dense2'])
+    got = qnet(mx.nd.array(x)).asnumpy()
+    assert np.abs(got - want).max() <= 0.05 * np.abs(want).max()
+    names = qnet.collect_params().keys()
+    assert any(k.endswith('dense2_weight') for k in names)  # excluded: stays float32
+    assert not any(k.endswith('dense2_weight_quantize') for k in names)
+    assert sum(k.endswith('weight_quantize') for k in names) == 2
