@@ -141,8 +141,8 @@ def record_csr_dot(op, p, inputs, ctx, is_train):
     engine.wait_for(a)
     engine.wait_for(b)
     csr = a._sparse()
-    rhs = _sp.to_dense(b._sparse()) if isinstance(b, BaseSparseNDArray) else b._data
-    out = _sp.csr_dot(csr, rhs, False)
+    out = _sp.csr_dot_rsp(csr, b._sparse()) if isinstance(b, BaseSparseNDArray) else \
+        _sp.csr_dot(csr, b._data, False)
     res = from_torch(out, ctx)
     node = _tape.record_op(op, p, inputs, (out,), (res,), ctx, is_train)
     _SPARSE_INPUTS[node] = [csr, b._sparse() if isinstance(b, BaseSparseNDArray) else None]

@@ -274,12 +274,25 @@ def csr_dot(a: Sparse, b: torch.Tensor, transpose_a: bool):
     mask = torch.zeros(a.shape[1], dtype=torch.bool, device=cols.device)
     mask[cols] = True
     uniq = mask.nonzero().reshape(-1)
-    slot = torch.zeros(a.shape[1], dtype=I64, device=cols.device)
-    slot[uniq] = torch.arange(uniq.shape[0], device=cols.device)
     out = torch.zeros((uniq.shape[0], b2.shape[1]), dtype=b.dtype, device=b.device)
-    out.index_add_(0, slot[cols], a.data.unsqueeze(1).to(b.dtype) * b2[csr_rows(a)])
+    out.index_add_(0, torch.searchsorted(uniq, cols),
+                   a.data.unsqueeze(1).to(b.dtype) * b2[csr_rows(a)])
     return Sparse("row_sparse", out.reshape((uniq.shape[0],) + tuple(b.shape[1:])), (uniq,),
                   (a.shape[1],) + tuple(b.shape[1:]))
+
+
+def csr_dot_rsp(a: Sparse, b: Sparse) -> torch.Tensor:
+    """csr . row_sparse (dense result) without the rhs's dense form: each column of ``a`` is
+    looked up among ``b``'s stored rows (columns it does not store contribute zero)."""
+    rows = b.aux[0]
+    if not rows.shape[0] or not a.data.shape[0]:
+        return torch.zeros((a.shape[0],) + tuple(b.shape[1:]), dtype=b.data.dtype,
+                           device=b.data.device)
+    cols = a.aux[1]
+    pos = torch.searchsorted(rows, cols).clamp(max=rows.shape[0] - 1)
+    data = a.data.to(b.data.dtype).masked_fill(rows[pos] != cols, 0)
+    compact = Sparse("csr", data, (a.aux[0], pos), (a.shape[0], rows.shape[0]))
+    return csr_dot(compact, b.data, False)
 
 
 def dense_dot_csr(a: torch.Tensor, b: Sparse) -> Sparse:
@@ -493,6 +506,8 @@ def _dot_infer(p, stypes, shapes=None):
 def _dot_forward(p, ins, out_stypes, oc):
     a, b = ins
     if isinstance(a, Sparse):
+        if isinstance(b, Sparse) and not p.transpose_a:
+            return csr_dot_rsp(a, b)
         return csr_dot(a, to_dense(b), p.transpose_a)  # (a row_sparse rhs: its dense form)
     return dense_dot_csr(a, b)
 

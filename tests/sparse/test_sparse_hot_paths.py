@@ -1,5 +1,5 @@
 """The fast sparse kernels behind training on csr batches: dot(csr, w) recorded by autograd
-without a dense copy of the batch (its weight gradient from csr.T . ograd), torch's csr kernel
+without a dense copy of the batch (its weight gradient from csr.T . ograd), the fused kernel
 for csr . dense, and csr_rows; checked against dense arithmetic."""
 from __future__ import annotations
 
@@ -107,3 +107,15 @@ def test_row_sparse_pull_of_many_ids(all_rows):
     np.testing.assert_array_equal(out.data.asnumpy(), w[want])
     with pytest.raises(mx.MXNetError, match="row_ids"):
         kv.row_sparse_pull("w", out=out, row_ids=mx.nd.array(np.r_[ids, 3000], dtype="int64"))
+
+
+def test_csr_dot_row_sparse_rhs_without_its_dense_form():
+    rng = np.random.RandomState(7)
+    x = _batch(rng, 6, 20, 0.4)
+    w = rng.uniform(-1, 1, (20, 3)).astype(np.float32)
+    w[::3] = 0  # rows the row_sparse rhs does not store
+    got = mx.nd.sparse.dot(mx.nd.array(x).tostype("csr"), mx.nd.array(w).tostype("row_sparse"))
+    assert got.stype == "default"
+    np.testing.assert_allclose(got.asnumpy(), x @ w, rtol=1e-5, atol=1e-6)
+    empty = mx.nd.sparse.zeros("row_sparse", (20, 3))
+    assert not mx.nd.sparse.dot(mx.nd.array(x).tostype("csr"), empty).asnumpy().any()
