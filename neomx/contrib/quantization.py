@@ -255,13 +255,14 @@ def _calibrate_quantized_sym(qsym, th_dict):
     if not th_dict:
         return qsym
     graph = json.loads(qsym.tojson())
-    for n in graph["nodes"]:
+    nodes = graph["nodes"]
+    for n in nodes:
         op, name = n["op"], n["name"]
         key = None
-        if op == "_contrib_quantize_v2" and name.endswith("_quantize"):
-            base = name[:-len("_quantize")]
-            # a quantized variable keeps its name; an op output "<node>_output" or "<node>_<k>"
-            key = base if base in th_dict else (base.rsplit("_", 1)[0] + "_output")
+        if op == "_contrib_quantize_v2" and n["inputs"]:
+            # the layer it quantizes: a variable by its name, an operator by "<node>_output"
+            src = nodes[n["inputs"][0][0]]
+            key = src["name"] if src["op"] == "null" else src["name"] + "_output"
         elif op == "_contrib_requantize" and name.startswith("requantize_"):
             key = name[len("requantize_"):] + "_output"
         elif op == "_contrib_quantized_batch_norm" and name.startswith("quantized_"):
