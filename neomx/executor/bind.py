@@ -243,6 +243,14 @@ def reshape_executor(ex: Executor, partial_shaping, allow_up_sizing, shapes):
         shape = tuple(shape)
         if shape == old.shape:
             return old, grad
+        if old.stype != "default" or (grad is not None and grad.stype != "default"):
+            # a sparse array (a csr batch, a row_sparse gradient) holds no memory to view:
+            # a new empty one of the new shape (its values come with the next forward)
+            if not partial_shaping and name not in shapes:
+                raise MXNetError(f"Shape of unspecified {kind}: {name} changed (sparse storage)")
+            return (empty_array(old.stype, shape, old.dtype, old.context),
+                    None if grad is None else empty_array(grad.stype, shape, grad.dtype,
+                                                          grad.context))
         if not partial_shaping and name not in shapes:
             raise MXNetError(f"Shape of unspecifie {kind}: {name} changed. This can cause the new "
                              "executor to not share parameters with the old one. Please check for "

@@ -249,6 +249,9 @@ class Executor:
         for name, array in arg_params.items():
             if name in arg_dict:
                 dst = arg_dict[name]
+                if (isinstance(array, NDArray) and array.stype != "default") or dst.stype != "default":
+                    _sparse_io.assign(dst, array)  # (storage types converted)
+                    continue
                 dst[:] = array.astype(dst.dtype) if isinstance(array, NDArray) else array
             elif not allow_extra_params:
                 raise ValueError(f'Find name "{name}" that is not in the arguments')

@@ -93,6 +93,18 @@ def store_grad(buf: NDArray, v, req: str, producer) -> None:
         buf._data.copy_(t)
 
 
+def assign(dst: NDArray, src) -> None:
+    """``src`` (an NDArray of any storage type, or array-like) into ``dst``, converting
+    storage and dtype (copy_params_from with sparse parameters)."""
+    from ..ndarray import array as _array
+    from ..ndarray.sparse import assign as _assign
+    if not isinstance(src, NDArray):
+        src = _array(src)
+    if src.dtype != dst.dtype:
+        src = src.astype(dst.dtype)
+    _assign(dst, src)
+
+
 def warn_fallbacks(fallbacks, ctx) -> None:
     """MXNet's storage fallback message, once per forward node of a bound graph that computes
     sparse inputs in dense form (MXNet logs it when the executor is bound)."""

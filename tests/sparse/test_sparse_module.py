@@ -70,3 +70,40 @@ def test_prepare_without_store_warns():
         warnings.simplefilter("always")
         mod.prepare(None, sparse_row_id_fn=lambda b: {})
     assert any("No need to call sparse_row_id_fn" in str(w.message) for w in caught)
+
+
+def test_smaller_last_batch_reshapes_with_csr_data():
+    """A smaller csr batch reshapes the executors (a new csr data array; the row_sparse
+    weight and its gradient array are kept). MXNet 1.9.1 refuses this reshape (its
+    NDArray::Reshape checks default storage); neomx allows it."""
+    mod = mx.mod.Module(cases.linear_model(mx), data_names=["data"], label_names=["label"])
+    mod.bind(data_shapes=[("data", (4, cases.NF))], label_shapes=[("label", (4,))])
+    mod.init_params(initializer=mx.init.Constant(0.1))
+    mod.init_optimizer(kvstore=None, optimizer="sgd", optimizer_params={"learning_rate": 1.0})
+    weight = mod._exec_group.param_arrays[0][0]
+    batch = mx.io.DataBatch(data=[mx.nd.array(np.eye(3, cases.NF, dtype=np.float32)).tostype("csr")],
+                            label=[mx.nd.zeros((3,))])
+    mod.forward_backward(batch)
+    out = mod.get_outputs()[0].asnumpy().ravel()
+    np.testing.assert_allclose(out, [1 / (1 + np.exp(-0.1))] * 3, rtol=1e-6)  # w.x = .1, b = 0
+    grad = mod._exec_group.grad_arrays[0][0]
+    assert grad.stype == "row_sparse" and grad.indices.asnumpy().tolist() == [0, 1, 2]
+    mod.update()
+    assert mod._exec_group.param_arrays[0][0] is weight
+    w = mod.get_params()[0]["weight"].asnumpy().ravel()
+    np.testing.assert_allclose(w[:3], 0.1 - out / 4, rtol=1e-6)  # (rescale_grad: 1 / bound batch)
+    np.testing.assert_allclose(w[3:], 0.1)
+
+
+def test_copy_params_from_converts_storage():
+    ex = mx.sym.FullyConnected(mx.sym.var("x"), num_hidden=2, name="fc").simple_bind(
+        mx.cpu(), x=(1, 3))
+    ex.copy_params_from({"fc_weight": mx.nd.array([[1, 2, 3], [0, 0, 0]]).tostype("row_sparse"),
+                         "fc_bias": mx.nd.ones(2)})
+    np.testing.assert_array_equal(ex.arg_dict["fc_weight"].asnumpy(), [[1, 2, 3], [0, 0, 0]])
+    w = mx.sym.Variable("w", stype="row_sparse")
+    ex = mx.sym.dot(mx.sym.Variable("x", stype="csr"), w).simple_bind(mx.cpu(), x=(1, 3),
+                                                                      w=(3, 1))
+    ex.copy_params_from({"w": mx.nd.array([[1], [0], [2]])})
+    got = ex.arg_dict["w"]
+    assert got.stype == "row_sparse" and got.indices.asnumpy().tolist() == [0, 2]
