@@ -34,6 +34,10 @@ def run(kernel, weight, grad, states, args, lazy=True):
     """``kernel(w, g, *states, *args)`` (in place) with a sparse ``grad``: on its rows only
     (``lazy``) or on every row with zeros elsewhere. Call inside the engine push."""
     sparse_w = weight.stype == "row_sparse"
+    if sparse_w and weight._aux[0].shape[0] == weight.shape[0]:
+        # every row stored (a weight initialised densely): its data is the dense weight,
+        # updated in place and still fully stored afterwards
+        sparse_w = False
     wt = _sp.to_dense(weight._sparse()) if sparse_w else weight._data
     sts = [s._data for s in states]
     if lazy:
