@@ -146,7 +146,14 @@ def _ln_compute(p, ins):
 
 
 def _ln_forward(p, ins, oc):
-    x = ins[0]
+    """One ATen pass for the output and the statistics (torch.var_mean over the last axis was
+    ~7x slower than the whole normalization on CPU): ``std = 1 / rstd = sqrt(var + eps)``."""
+    x, gamma, beta = ins
+    axis = _ln_axis(p, x.dim())
+    if x.dtype not in (torch.float16, torch.bfloat16) and gamma.dtype == beta.dtype == x.dtype:
+        xm = x.movedim(axis, -1)
+        y, mean, rstd = torch.ops.aten.native_layer_norm(xm, [xm.shape[-1]], gamma, beta, p.eps)
+        return y.movedim(-1, axis), mean.movedim(-1, axis), torch.reciprocal(rstd).movedim(-1, axis)
     _, mean, std = _ln_stats(p, x)
     return _ln_compute(p, ins), mean, std
 
