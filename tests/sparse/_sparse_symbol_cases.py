@@ -341,6 +341,42 @@ def module_embedding(mx):
     return res
 
 
+def module_matrix_factorization(mx, kvstore="local"):
+    """MXNet's sparse matrix factorization example pattern: row_sparse embedding weights
+    (Embedding(sparse_grad=True) over row_sparse variables), rows pulled per batch."""
+    users, items, k = 5, 4, 2
+    uw = mx.sym.Variable("user_weight", stype="row_sparse", shape=(users, k))
+    iw = mx.sym.Variable("item_weight", stype="row_sparse", shape=(items, k))
+    u = mx.sym.Embedding(mx.sym.Variable("user"), weight=uw, input_dim=users, output_dim=k,
+                         sparse_grad=True)
+    i = mx.sym.Embedding(mx.sym.Variable("item"), weight=iw, input_dim=items, output_dim=k,
+                         sparse_grad=True)
+    net = mx.sym.LinearRegressionOutput(mx.sym.sum(u * i, axis=1), mx.sym.Variable("score"))
+    mod = mx.mod.Module(net, data_names=["user", "item"], label_names=["score"])
+    mod.bind(data_shapes=[("user", (3,)), ("item", (3,))], label_shapes=[("score", (3,))])
+    rng = np.random.RandomState(1)
+    init = {"user_weight": mx.nd.array(rng.uniform(-1, 1, (users, k))).tostype("row_sparse"),
+            "item_weight": mx.nd.array(rng.uniform(-1, 1, (items, k))).tostype("row_sparse")}
+    mod.init_params(arg_params=init)
+    mod.init_optimizer(kvstore=mx.kv.create(kvstore) if kvstore else None, optimizer="adam",
+                       optimizer_params={"learning_rate": 0.1, "rescale_grad": 1 / 3.})
+    res = {"grad_stypes": [g[0].stype for g in mod._exec_group.grad_arrays], "steps": []}
+    batches = [([0, 2, 2], [1, 3, 0], [1., 0., 2.]), ([4, 1, 0], [2, 2, 3], [0.5, 1., -1.])]
+    for epoch in range(2):
+        for us, its, sc in batches:
+            batch = mx.io.DataBatch(data=[mx.nd.array(us), mx.nd.array(its)],
+                                    label=[mx.nd.array(sc)])
+            mod.prepare(batch, sparse_row_id_fn=lambda b: {"user_weight": b.data[0],
+                                                           "item_weight": b.data[1]})
+            mod.forward_backward(batch)
+            res["steps"].append({"out": mod.get_outputs()[0].asnumpy().tolist(),
+                                 "grads": [rec(g[0]) for g in mod._exec_group.grad_arrays]})
+            mod.update()
+    args = mod.get_params()[0]
+    res["weights"] = {k: rec(v) for k, v in sorted(args.items())}
+    return res
+
+
 def module_cases(mx):
     out = {}
     for name, kw in (("kv_local", {"kvstore": "local"}),
@@ -354,6 +390,11 @@ def module_cases(mx):
         except Exception as e:  # noqa: BLE001
             out[name] = err(e)
     out["embedding"] = module_embedding(mx)
+    for kv in ("local", None):
+        try:
+            out[f"matrix_factorization_{kv}"] = module_matrix_factorization(mx, kv)
+        except Exception as e:  # noqa: BLE001
+            out[f"matrix_factorization_{kv}"] = err(e)
     return out
 
 

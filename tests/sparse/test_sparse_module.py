@@ -107,3 +107,13 @@ def test_copy_params_from_converts_storage():
     ex.copy_params_from({"w": mx.nd.array([[1], [0], [2]])})
     got = ex.arg_dict["w"]
     assert got.stype == "row_sparse" and got.indices.asnumpy().tolist() == [0, 2]
+
+
+@pytest.mark.parametrize("kv", ["local", None])
+def test_matrix_factorization_module(kv):
+    """row_sparse embedding weights (Embedding(sparse_grad=True) over row_sparse variables),
+    the rows of each batch pulled, Adam's lazy updates (in the store or on the device)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = cases.module_matrix_factorization(mx, kv)
+    assert_same(got, GOLD[f"matrix_factorization_{kv}"], f"mf_{kv}", rtol=1e-4, atol=1e-5)
