@@ -122,7 +122,8 @@ def ops():
     dc = r.randint(0, 256, (2, 3, 6, 6)).astype('uint8')
     wc = r.randint(-127, 128, (4, 3, 3, 3)).astype('int8')
     bc = r.randint(-127, 128, (4,)).astype('int8')
-    case('conv', 'quantized_conv', [(dc, 'uint8'), (wc, 'int8'), (bc, 'int8'), ([0.0], F)] + rng6[1:],
+    case('conv', 'quantized_conv',
+         [(dc, 'uint8'), (wc, 'int8'), (bc, 'int8'), ([0.0], F)] + rng6[1:],
          dict(kernel=(3, 3), num_filter=4))
     case('conv_nobias_pad_stride', 'quantized_conv',
          [(dc, 'uint8'), (wc, 'int8'), ([0.0], F), ([2.0], F), ([-0.3], F), ([0.25], F)],
@@ -178,7 +179,8 @@ def ops():
          dict(input_dim=5, output_dim=3))
     r = rng('entropy')
     for tag, nb, nq, shift in (('a', 101, 11, 0), ('b', 201, 15, 40), ('c', 41, 5, 0)):
-        h = np.round(np.abs(r.standard_normal(nb)) * 50 * np.exp(-np.abs(np.arange(nb) - nb // 2 - shift) / 20.0))
+        decay = np.exp(-np.abs(np.arange(nb) - nb // 2 - shift) / 20.0)
+        h = np.round(np.abs(r.standard_normal(nb)) * 50 * decay)
         h[nb // 2 + 7] = 0
         edges = np.linspace(-3.0, 3.0, nb + 1)
         case('entropy_' + tag, 'calibrate_entropy', [(h, F), (edges, F)],
@@ -298,8 +300,8 @@ def graphs():
             qmod.bind(for_training=False, data_shapes=[('data', data.shape)],
                       label_shapes=[('softmax_label', (len(data),))] if labelled else None)
             qmod.set_params(qarg, auxs)
-            qmod.forward(mx.io.DataBatch([nd.array(data)], [nd.zeros(len(data))] if labelled else None),
-                         is_train=False)
+            label = [nd.zeros(len(data))] if labelled else None
+            qmod.forward(mx.io.DataBatch([nd.array(data)], label), is_train=False)
             ARRAYS['graph_%s__int8_out' % net] = qmod.get_outputs()[0].asnumpy()
         except mx.base.MXNetError:
             pass

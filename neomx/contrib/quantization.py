@@ -238,8 +238,9 @@ def _quantize_symbol(sym, ctx, excluded_symbols=None, excluded_operators=None,
     for h in graph["heads"]:
         node_id, k = float_entry(h[0], h[1])
         heads.append([node_id, k, 0])
-    new = {"nodes": out.nodes, "arg_nodes": [i for i, n in enumerate(out.nodes) if n["op"] == "null"],
-           "heads": heads, "attrs": graph.get("attrs", {})}
+    arg_nodes = [i for i, n in enumerate(out.nodes) if n["op"] == "null"]
+    new = {"nodes": out.nodes, "arg_nodes": arg_nodes, "heads": heads,
+           "attrs": graph.get("attrs", {})}
     new["node_row_ptr"] = list(range(len(out.nodes) + 1))
     qsym = sym_load_json(json.dumps(new))
     return qsym, calib
@@ -472,8 +473,9 @@ def _get_optimal_thresholds(hist_dict, quantized_dtype, num_quantized_bins=255, 
         else:
             th_dict[name] = (-th, th)
         if logger:
+            div = float(np.asarray(divergence).reshape(-1)[0])
             logger.debug("layer=%s, min_val=%f, max_val=%f, th=%f, divergence=%f"
-                         % (name, min_val, max_val, th, float(np.asarray(divergence).reshape(-1)[0])))
+                         % (name, min_val, max_val, th, div))
     return th_dict
 
 

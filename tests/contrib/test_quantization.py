@@ -54,7 +54,7 @@ def test_symbolic_inference_types_and_shapes():
     r = [mx.sym.var(n) for n in ("r0", "r1", "r2", "r3", "r4", "r5")]
     fc = mx.sym.contrib.quantized_fully_connected(d, w, b, *r, num_hidden=5)
     assert fc.list_arguments() == ["d", "w", "b", "r0", "r1", "r2", "r3", "r4", "r5"]
-    assert fc.list_outputs() == [fc.name + "_output", fc.name + "_min_output", fc.name + "_max_output"]
+    assert fc.list_outputs() == [fc.name + s for s in ("_output", "_min_output", "_max_output")]
     arg, out, _ = fc.infer_shape(d=(4, 2, 3))
     assert arg == [(4, 2, 3), (5, 6), (5,)] + [(1,)] * 6
     assert out == [(4, 5), (1,), (1,)]
@@ -87,7 +87,8 @@ def test_requantize_without_calibration_uses_actual_range():
 
 def test_quantized_act_uint8_and_quantize_asym():
     u = mx.nd.array([0, 7, 255], dtype="uint8")
-    y, lo, hi = mx.nd.contrib.quantized_act(u, mx.nd.array([0.0]), mx.nd.array([1.0]), act_type="relu")
+    r = [mx.nd.array([0.0]), mx.nd.array([1.0])]
+    y, lo, hi = mx.nd.contrib.quantized_act(u, *r, act_type="relu")
     assert y.dtype == np.uint8 and y.asnumpy().tolist() == [0, 7, 255]
     q, scale, shift = mx.nd.contrib.quantize_asym(mx.nd.array([-1.0, 0.0, 0.5, 1.0]))
     assert q.dtype == np.uint8
@@ -109,10 +110,12 @@ def test_quantize_roundtrip_within_one_step():
     (lambda: mx.nd.contrib.requantize(mx.nd.array([1], dtype="int8"), mx.nd.array([0.0]),
                                       mx.nd.array([1.0])), "int32"),
     (lambda: mx.nd.contrib.quantized_fully_connected(
-        mx.nd.array([[1.0]]), mx.nd.array([[1]], dtype="int8"), mx.nd.array([0.0]), mx.nd.array([1.0]),
+        mx.nd.array([[1.0]]), mx.nd.array([[1]], dtype="int8"), mx.nd.array([0.0]),
+        mx.nd.array([1.0]),
         mx.nd.array([0.0]), mx.nd.array([1.0]), num_hidden=1, no_bias=True), "int8 or uint8"),
-    (lambda: mx.nd.contrib.quantized_pooling(mx.nd.array([[[[1]]]], dtype="int8"), mx.nd.array([0.0]),
-                                             mx.nd.array([1.0]), kernel=(1, 1), pool_type="sum"),
+    (lambda: mx.nd.contrib.quantized_pooling(mx.nd.array([[[[1]]]], dtype="int8"),
+                                             mx.nd.array([0.0]), mx.nd.array([1.0]),
+                                             kernel=(1, 1), pool_type="sum"),
      "max/avg"),
     (lambda: mx.nd.contrib.quantized_batch_norm(
         mx.nd.array([[[[1]]]], dtype="int8"), *[mx.nd.ones((1,))] * 4, mx.nd.array([0.0]),

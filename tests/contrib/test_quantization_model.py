@@ -134,8 +134,8 @@ def test_calibrated_int8_model_output_matches_mxnet(net):
     mod.bind(for_training=False, data_shapes=[('data', data.shape)],
              label_shapes=[('softmax_label', (len(data),))] if labelled else None)
     mod.set_params(qarg, qaux)
-    mod.forward(mx.io.DataBatch([mx.nd.array(data)], [mx.nd.zeros(len(data))] if labelled else None),
-                is_train=False)
+    label = [mx.nd.zeros(len(data))] if labelled else None
+    mod.forward(mx.io.DataBatch([mx.nd.array(data)], label), is_train=False)
     got = mod.get_outputs()[0].asnumpy()
     want = ARRAYS['graph_%s__int8_out' % net]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
