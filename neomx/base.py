@@ -87,11 +87,35 @@ _NP_TO_TORCH = {
     np.dtype(np.int16): torch.int16,
 }
 _TORCH_TO_NP = {v: k.type for k, v in _NP_TO_TORCH.items()}
-_TORCH_TO_NP[torch.bfloat16] = np.float32  # numpy has no bfloat16; shown as float32-like
+
+# bfloat16: numpy has none, so MXNet 1.9.1 stands in the structured dtype of one uint16 field
+# named ``bfloat16`` (an NDArray's ``.dtype``, ``asnumpy()`` gives the raw bits in it); type
+# code 12 (mshadow's kBfloat16); computed as torch.bfloat16. ``dtype_np`` returns this np.dtype
+# instance (not a type class) for it; the string 'bfloat16' also means it.
+bfloat16 = np.dtype([("bfloat16", np.uint16)])
+_CODE_TO_NP[12] = bfloat16
+_NP_TO_CODE[bfloat16] = 12
+_NP_TO_TORCH[bfloat16] = torch.bfloat16
+_TORCH_TO_NP[torch.bfloat16] = bfloat16
+
+
+def bf16_truncate(t: torch.Tensor) -> torch.Tensor:
+    """``t`` as bfloat16 the way mshadow converts (MXNet's Cast, astype, bfloat16 arithmetic):
+    through float32, keeping its upper 16 bits (truncation, not round-to-nearest)."""
+    if t.dtype is torch.bfloat16:
+        return t.clone()
+    f = t.to(torch.float32).contiguous()
+    bits = f.view(torch.int32)
+    hi = (bits >> 16).to(torch.int16)
+    # NaN: the quiet NaN of the input's sign (torch's float16 NaN carries other payload bits)
+    nan = torch.where(bits < 0, torch.tensor(-64, dtype=torch.int16, device=t.device),
+                      torch.tensor(0x7FC0, dtype=torch.int16, device=t.device))
+    return torch.where(torch.isnan(f), nan, hi).view(torch.bfloat16)
 
 
 def dtype_np(dtype) -> type:
-    """Normalise a dtype given as str, numpy type, np.dtype or torch.dtype to a numpy type class."""
+    """Normalise a dtype given as str, numpy type, np.dtype or torch.dtype to a numpy type class
+    (bfloat16: MXNet's structured stand-in dtype, see ``bfloat16``)."""
     if dtype is None:
         return np.float32
     if isinstance(dtype, torch.dtype):
@@ -99,13 +123,15 @@ def dtype_np(dtype) -> type:
             return _TORCH_TO_NP[dtype]
         except KeyError:
             raise MXNetError(f"unsupported dtype {dtype}") from None
+    if isinstance(dtype, str) and dtype == "bfloat16":
+        return bfloat16
     try:
         dt = np.dtype(dtype)
     except TypeError:
         raise MXNetError(f"unsupported dtype {dtype!r}") from None
     if dt not in _NP_TO_TORCH:
         raise MXNetError(f"unsupported dtype {dt.name}")
-    return dt.type
+    return bfloat16 if dt == bfloat16 else dt.type
 
 
 def dtype_torch(dtype) -> torch.dtype:
@@ -128,7 +154,9 @@ def dtype_from_code(code: int) -> type:
 
 
 def dtype_name(dtype) -> str:
-    return np.dtype(dtype_np(dtype)).name
+    """MXNet's name of a dtype (``'bfloat16'`` for bfloat16, numpy's name otherwise)."""
+    dt = np.dtype(dtype_np(dtype))
+    return dt.names[0] if dt.names else dt.name
 
 
 # --- shapes -----------------------------------------------------------------------------------

@@ -8,9 +8,9 @@ import torch
 
 from .. import engine
 from .. import ops as _ops  # noqa: F401  (registers operators)
-from ..base import MXNetError, dtype_np, dtype_torch
+from ..base import MXNetError, bfloat16, dtype_np, dtype_torch
 from ..context import Context, current_context
-from .ndarray import NDArray, from_torch
+from .ndarray import NDArray, bf16_from_numpy, from_torch
 from .ndarray import from_dlpack, from_numpy, to_dlpack_for_read, to_dlpack_for_write
 from .register import invoke, invoke_by_name, make_function, populate
 
@@ -110,6 +110,9 @@ def array(source_array, ctx=None, dtype=None) -> NDArray:
         raise TypeError(f"source_array must be array like object: {e}") from None
     arr = np.array(arr, dtype=dtype_np(dtype) if dtype is not None else np.float32, order="C")
     dev = ctx.torch_device
+    if arr.dtype == bfloat16:  # numpy's conversion to MXNet's stand-in, as MXNet: the bits
+        bits = bf16_from_numpy(arr)
+        return from_torch(engine.push(lambda: bits.to(dev), ctx=ctx), ctx)
     return from_torch(engine.push(lambda: torch.from_numpy(arr.copy()).to(dev), ctx=ctx), ctx)
 
 
@@ -117,6 +120,8 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dty
     """Evenly spaced values in ``[start, stop)``; ``repeat`` repeats each value."""
     if stop is None:
         start, stop = 0, start
+    if dtype_np(dtype) is bfloat16:  # the values (numpy's cast to the stand-in takes bits)
+        return arange(start, stop, step, repeat, infer_range, ctx, np.float32).astype(bfloat16)
     vals = np.arange(start, stop, step, dtype=np.float64).astype(dtype_np(dtype))
     if repeat != 1:
         vals = np.repeat(vals, int(repeat))

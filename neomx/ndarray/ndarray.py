@@ -9,7 +9,8 @@ import numpy as np
 import torch
 
 from .. import engine
-from ..base import MXNetError, dtype_np, dtype_torch, integer_types, numeric_types, shape_str
+from ..base import (MXNetError, bf16_truncate, bfloat16, dtype_np, dtype_torch, integer_types,
+                    numeric_types, shape_str)
 from ..context import Context, current_context
 from ..ops import registry as _reg
 from .tape import FLAGS as _AG  # per-thread autograd flags (``_AG.recording``)
@@ -38,6 +39,18 @@ _new = object.__new__
 _VAR_LOCK = threading.Lock()
 
 
+def bf16_to_numpy(t: torch.Tensor) -> np.ndarray:
+    """A bfloat16 tensor as MXNet's numpy stand-in (structured ``bfloat16`` dtype, raw bits)."""
+    bits = t.detach().contiguous().view(torch.int16).cpu().numpy().copy()
+    return bits.view(np.uint16).view(bfloat16)
+
+
+def bf16_from_numpy(arr: np.ndarray) -> torch.Tensor:
+    """The bfloat16 tensor holding the raw bits of an array of MXNet's stand-in dtype."""
+    bits = np.ascontiguousarray(arr).view(np.uint16).view(np.int16).copy()
+    return torch.from_numpy(bits).view(torch.bfloat16)
+
+
 def check_same_device(arrays, opname=""):
     """MXNet allows mixing cpu(i) ids but not CPU with GPU (or two GPUs)."""
     first = arrays[0]._ctx
@@ -58,6 +71,8 @@ def _to_tensor(value, like: torch.Tensor) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
         return value
     arr = np.asarray(value)
+    if arr.dtype == bfloat16:  # MXNet's bfloat16 stand-in: the raw bits
+        return bf16_from_numpy(arr)
     if arr.dtype == np.float64 and like.dtype == torch.float32 and like.device.type == "cpu":
         return torch.from_numpy(np.ascontiguousarray(arr))  # cast happens inside copy_
     if arr.dtype.kind not in "biuf":
@@ -183,8 +198,8 @@ class NDArray:
         """A numpy copy of the contents (waits for pending writes)."""
         engine.wait_for(self)
         t = self._data
-        if t.dtype is torch.bfloat16:
-            t = t.float()
+        if t.dtype is torch.bfloat16:  # MXNet's stand-in: a structured array of the raw bits
+            return bf16_to_numpy(t)
         if t.is_cuda:
             return t.detach().cpu().numpy()
         return t.detach().numpy().copy()
@@ -201,6 +216,8 @@ class NDArray:
         if _REC.n and _AG.recording:
             return self._recorded("Cast", [self], dtype=dtype_np(dt))
         t = self._data
+        if dt is torch.bfloat16:  # MXNet's conversion to bfloat16 truncates
+            return from_torch(engine.push(lambda: bf16_truncate(t), reads=(self,)), self._ctx)
         return from_torch(engine.push(lambda: t.to(dt, copy=True), reads=(self,)), self._ctx)
 
     def copy(self) -> "NDArray":
@@ -440,7 +457,8 @@ class NDArray:
         return method
 
     def flatten(self):
-        return self.reshape((self.shape[0], -1)) if self.ndim > 1 else self.reshape((self.shape[0], 1))
+        """The ``Flatten`` operator on this array (a new array, as MXNet's ``op.flatten``)."""
+        return OPS["Flatten"](self)
 
     def expand_dims(self, axis):
         if _REC.n and _AG.recording:

@@ -773,7 +773,6 @@ register(OpDef(
     doc="Returns a 2-D array with ones on the ``k``-th diagonal and zeros elsewhere."))
 
 _RANGE_DTYPES = ("bfloat16", "float16", "float32", "float64", "int32", "int64", "int8", "uint8")
-_RANGE_DTYPES = tuple(d for d in _RANGE_DTYPES if d != "bfloat16")
 register(OpDef(
     "_linspace", _values_forward(_linspace_vals),
     lambda p, ins, outs: (ins, [(p.num,)]),

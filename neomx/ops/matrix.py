@@ -12,7 +12,7 @@ import math
 import numpy as np
 import torch
 
-from ..base import dtype_np, dtype_torch
+from ..base import bf16_truncate, dtype_np, dtype_torch
 from .registry import (merge_shape, OpDef, Param, ShapeError, TypeInferError, register, same_shape,
                        zero_gradient, _sh)
 
@@ -626,7 +626,7 @@ register(OpDef(
 
 
 # --- one_hot -------------------------------------------------------------------------------------
-_DTYPES = ("float16", "float32", "float64", "int32", "int64", "int8", "uint8")
+_DTYPES = ("bfloat16", "float16", "float32", "float64", "int32", "int64", "int8", "uint8")
 _DTYPE_CHOICES = tuple(dtype_np(d) for d in _DTYPES)
 
 
@@ -657,8 +657,13 @@ register(OpDef(
 
 
 # --- Cast ----------------------------------------------------------------------------------------
+def _cast(x, dt):
+    # to bfloat16, MXNet's (mshadow's) conversion truncates
+    return bf16_truncate(x) if dt is torch.bfloat16 else x.to(dt)
+
+
 register(OpDef(
-    "Cast", lambda p, ins, oc: ins[0].to(dtype_torch(p.dtype)), same_shape,
+    "Cast", lambda p, ins, oc: _cast(ins[0], dtype_torch(p.dtype)), same_shape,
     params=(Param("dtype", "dtype", doc="Output data type.",
                   choices=_DTYPE_CHOICES + (np.bool_,)),),
     aliases=("cast",), infer_type=lambda p, ins, outs: (ins, [p.dtype]),

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 import torch.nn.functional as TF
 
-from ..base import dtype_np
+from ..base import bfloat16, dtype_np
 from .registry import OpDef, Param, ShapeError, TypeInferError, merge_shape, register, _sh
 
 _LOW_PRECISION = (torch.float16, torch.bfloat16)
@@ -79,11 +79,11 @@ def _bn_infer_shape(p, ins, outs):
 
 
 def _bn_param_type(t):
-    return np.float32 if np.dtype(t) == np.float16 else t
+    return np.float32 if np.dtype(t) in (np.dtype(np.float16), bfloat16) else t
 
 
 def _bn_infer_type(p, ins, outs):
-    """float16 data keeps float32 parameters and statistics (MXNet's BatchNormType)."""
+    """float16/bfloat16 data keeps float32 parameters and statistics (MXNet's BatchNormType)."""
     t = ins[0] if ins[0] is not None else outs[0]
     if t is None:
         return ins, outs

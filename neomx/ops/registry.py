@@ -31,7 +31,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..base import MXNetError, dtype_np
+from ..base import MXNetError, dtype_name, dtype_np
 
 __all__ = ["Param", "Params", "OpDef", "OpContext", "ShapeError", "TypeInferError", "register",
            "get", "find", "all_ops", "REQUIRED", "same_shape", "same_type", "zero_gradient",
@@ -174,7 +174,7 @@ class Param:
             raise MXNetError(f"Invalid Parameter format for {self.name} expect {_TYPE_DOC[self.type]} "
                              f"but value='{value}', in operator {where}") from None
         if self.choices is not None and out not in self.choices:
-            valid = ", ".join(f"'{c}'" for c in sorted(self.choices))
+            valid = ", ".join(f"'{c}'" for c in sorted(self.choices, key=_choice_key))
             raise MXNetError(f"Invalid Input: '{value}', valid values are: {{{valid}}}, in operator {where}")
         return out
 
@@ -183,6 +183,13 @@ class Param:
                 else _TYPE_DOC[self.type])
         dflt = "required" if self.required else f"optional, default={self.default!r}"
         return f"{self.name} : {kind}, {dflt}\n    {self.doc}"
+
+
+def _choice_key(c):
+    """Sort key of a parameter choice (dtype choices by MXNet's name)."""
+    if isinstance(c, np.dtype) or (isinstance(c, type) and issubclass(c, np.generic)):
+        return _mx_str(c)
+    return c
 
 
 def _listify(v):
@@ -235,7 +242,7 @@ def same_type(p, ins, outs):
     for i, t in enumerate(ins):
         if t is not None and t is not known and np.dtype(t) != np.dtype(known):
             raise TypeInferError(f"Incompatible attr in node {{node}} at {i}-th input: expected "
-                                 f"{np.dtype(known).name}, got {np.dtype(t).name}")
+                                 f"{dtype_name(known)}, got {dtype_name(t)}")
     return [known] * len(ins), [known] * len(outs)
 
 
@@ -477,7 +484,7 @@ def _mx_str(v) -> str:
     if isinstance(v, type) and issubclass(v, np.generic):
         return np.dtype(v).name
     if isinstance(v, np.dtype):
-        return v.name
+        return v.names[0] if v.names else v.name  # bfloat16's structured dtype: 'bfloat16'
     return str(v)
 
 
