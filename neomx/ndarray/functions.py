@@ -19,7 +19,7 @@ from __future__ import annotations
 import operator
 
 from ..base import numeric_types
-from .ndarray import NDArray
+from .ndarray import OPS, NDArray
 from .register import invoke_by_name
 
 __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "modulo", "power", "maximum",
@@ -28,11 +28,12 @@ __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "modulo", "po
 
 
 def _array_op(name):
-    return lambda lhs, rhs: invoke_by_name(name, [lhs, rhs], {})
+    # through the op's mx.nd function (MXNet's helpers call ``op.<name>``: AMP's casts apply)
+    return lambda lhs, rhs: OPS[name](lhs, rhs)
 
 
 def _scalar_op(name):
-    return lambda arr, scalar: invoke_by_name(name, [arr], {"scalar": scalar})
+    return lambda arr, scalar: OPS[name](arr, scalar=scalar)
 
 
 def _ufunc_helper(lhs, rhs, fn_array, fn_scalar, lfn_scalar, rfn_scalar=None):

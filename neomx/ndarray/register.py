@@ -392,6 +392,19 @@ def _is_ndarray(v):
     return isinstance(v, NDArray)
 
 
+# Automatic mixed precision: None, or (set by ``mx.contrib.amp.init``) a function
+# ``(op, args, kwargs) -> (args, kwargs)`` casting the inputs of the operators in AMP's lists.
+# Every imperative call of an operator (``mx.nd`` functions, fluent methods, NDArray's
+# arithmetic operators) passes through it here, once.
+_AMP_HOOK = None
+
+
+def set_amp_hook(hook):
+    """Install (or, with None, remove) the AMP input-cast hook of the imperative dispatch."""
+    global _AMP_HOOK
+    _AMP_HOOK = hook
+
+
 def make_function(op):
     """The ``mx.nd.<Op>`` function for ``op``, with a real signature and docstring.
 
@@ -426,6 +439,8 @@ def make_function(op):
         return p, names, False, slots
 
     def fn(*args, out=None, name=None, ctx=None, **kwargs):
+        if _AMP_HOOK is not None:
+            args, kwargs = _AMP_HOOK(op, args, kwargs)
         if _PROF.imperative:
             return _profiler.call_imperative(op.name, dispatch, (args, out, ctx, kwargs), {})
         if ctx is None and args:
@@ -493,6 +508,11 @@ def operators(fns):
         splans, sgeneral = fns[scalar_op].plans, fns[scalar_op].general
 
         def operator(self, other):
+            if _AMP_HOOK is not None:  # through the op functions, which apply the hook
+                if other.__class__ is NDArray:
+                    return fns[opname](self, other)
+                if other.__class__ is float or other.__class__ is int:
+                    return fns[scalar_op](self, scalar=other)
             if _PROF.imperative:
                 return _profiler.call_imperative(
                     opname if other.__class__ is NDArray else scalar_op, profiled, (self, other), {})
@@ -527,6 +547,11 @@ def operators(fns):
         splans, sgeneral = fns[scalar_op].plans, fns[scalar_op].general
 
         def operator(self, other):
+            if _AMP_HOOK is not None:  # through the op functions, which apply the hook
+                if other.__class__ is NDArray:
+                    return fns[opname](self, other, out=self)
+                if other.__class__ is float or other.__class__ is int:
+                    return fns[scalar_op](self, scalar=other, out=self)
             if _PROF.imperative:
                 return _profiler.call_imperative(
                     opname if other.__class__ is NDArray else scalar_op, profiled, (self, other), {})

@@ -93,6 +93,19 @@ def _is_symbol(v):
     return isinstance(v, Symbol)
 
 
+# Automatic mixed precision: None, or (set by ``mx.contrib.amp.init``) a function
+# ``(op, build, args, kwargs, name, attr) -> Symbol`` that makes the node with ``build`` and
+# inserts AMP's casts around it. Every symbolic call of an operator (``mx.sym`` functions, fluent
+# methods, Symbol's arithmetic operators) passes through it here, once.
+_AMP_HOOK = None
+
+
+def set_amp_hook(hook):
+    """Install (or, with None, remove) the AMP cast hook of symbol creation."""
+    global _AMP_HOOK
+    _AMP_HOOK = hook
+
+
 def make_function(op, fname=None):
     """The ``mx.sym.<fname>`` function for ``op`` with a real signature and docstring.
 
@@ -102,9 +115,14 @@ def make_function(op, fname=None):
     hint = fname.lower() if fname else op.hint
     fname = fname or op.name
 
-    def fn(*args, name=None, attr=None, **kwargs):
+    def build(args, kwargs, name, attr):
         node = create_node(op, args, kwargs, name=name, attr=attr, hint=hint)
         return Symbol([(node, i) for i in range(node.num_visible_outputs)])
+
+    def fn(*args, name=None, attr=None, **kwargs):
+        if _AMP_HOOK is not None:
+            return _AMP_HOOK(op, build, args, kwargs, name, attr)
+        return build(args, kwargs, name, attr)
 
     fn.__name__ = fname
     fn.__qualname__ = fname

@@ -60,7 +60,7 @@ def test_convert_hybrid_block_close_to_fp32():
     net.hybridize()
     x = mx.nd.random.uniform(shape=(2, 3, 8, 8))
     ref = net(x).asnumpy()
-    for opt in (False,):  # cast_optional_params=True: params stay float32 (known gap)
+    for opt in (False, True):
         conv = amp.convert_hybrid_block(net, ctx=mx.cpu(), cast_optional_params=opt)
         out = conv(x)
         assert out.dtype == np.float32
@@ -143,7 +143,7 @@ loss_fn = mx.gluon.loss.L2Loss()
 losses = []
 for _ in range(30):
     with mx.autograd.record():
-        loss = loss_fn(net(X).astype("float32"), Y)  # neomx: NDArray arithmetic is not patched
+        loss = loss_fn(net(X).astype("float32"), Y)
         with amp.scale_loss(loss, trainer) as scaled:
             mx.autograd.backward(scaled)
     trainer.step(32)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...base import bfloat16
 from ...ops import registry as _reg
 from ...ir import Node, topo_order
 
@@ -37,7 +38,7 @@ class _Converter:
     def __init__(self, target, low_ops, fp32_ops, widest_ops, conditional, excluded,
                  data_names, cast_optional, output_named):
         self.target = target                  # 'float16' or 'bfloat16'
-        self.low_np = np.float16              # neomx computes types with float16 for both
+        self.low_np = bfloat16 if target == "bfloat16" else np.float16
         self.low_ops, self.fp32_ops, self.widest_ops = set(low_ops), set(fp32_ops), set(widest_ops)
         self.conditional = conditional        # op name -> [(param, [values])]
         self.excluded, self.data_names = set(excluded), set(data_names)
@@ -60,10 +61,7 @@ class _Converter:
         """An amp_cast of entry ``e`` to ``dtype`` (shared through ``table``)."""
         if e not in table:
             name = e[0].name + self._suffix(e) + "_amp_cast_" + dtype
-            # neomx's amp_cast has no bfloat16: the node says bfloat16 (MXNet's JSON) and
-            # computes float16
-            p, _ = _reg.get("amp_cast").parse_params(
-                {"dtype": "float16" if dtype == "bfloat16" else dtype}, name)
+            p, _ = _reg.get("amp_cast").parse_params({"dtype": dtype}, name)
             table[e] = (Node(_reg.get("amp_cast"), name, p, {"dtype": dtype}, {},
                              (self._entry(e),)), 0)
         return table[e]
@@ -109,7 +107,10 @@ class _Converter:
     def visit(self, node):
         excluded = node.name in self.excluded
         if node.op is None:
-            new = node.replace(attrs=dict(node.attrs))
+            attrs = dict(node.attrs)
+            if node.name not in self.data_names:
+                attrs.pop("__dtype__", None)  # a parameter's type is inferred afresh (MXNet's)
+            new = node.replace(attrs=attrs)
             if excluded:
                 self.fp32[(node, 0)] = (new, 0)
             self.mirror[node] = new

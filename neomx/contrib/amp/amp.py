@@ -1,7 +1,11 @@
 """Automatic mixed precision as MXNet 1.9.1's ``mxnet.contrib.amp``.
 
-``init`` patches ``mx.nd``/``mx.sym`` operator functions to cast their inputs (low-precision
-ops to the target dtype, float32 ops to float32, widest-type ops to their widest input type);
+``init`` installs hooks in the imperative dispatch (``neomx.ndarray.register``) and in symbol
+creation (``neomx.symbol.register``) that cast the inputs of the operators in AMP's lists as
+MXNet's wrapped functions do (low-precision ops to the target dtype, float32 ops to float32,
+widest-type ops to their widest input type), so ``mx.nd``/``mx.sym`` functions (``contrib``,
+``linalg``, ``op``...), fluent methods and the arithmetic operators all cast; bfloat16 is
+MXNet's structured stand-in dtype (``neomx.base.bfloat16``), computed as torch.bfloat16;
 ``init_trainer``/``scale_loss``/``unscale`` add dynamic loss scaling to a Gluon Trainer;
 ``convert_symbol``/``convert_model``/``convert_hybrid_block`` insert ``amp_cast`` and
 ``amp_multicast`` nodes into a float32 graph as MXNet's ReducePrecision pass does.
@@ -12,9 +16,11 @@ import logging
 import numpy as np
 
 from ... import ndarray, symbol
-from ...base import dtype_code, dtype_from_code
+from ...base import bfloat16 as _bfloat16, dtype_code, dtype_from_code
 from ...context import gpu
 from ...ndarray import NDArray
+from ...ndarray.register import set_amp_hook as set_ndarray_amp_hook
+from ...symbol.register import set_amp_hook as set_symbol_amp_hook
 from ...symbol import Symbol
 from . import lists
 from ._pass import reduce_precision
@@ -26,8 +32,8 @@ __all__ = ['init', 'init_trainer', 'scale_loss', 'unscale', 'convert_model',
            'list_widest_type_cast', 'list_loss_output_functions', 'list_lp16_use_fp32_params',
            'convert_symbol', 'convert_bucketing_module']
 
-# MXNet's stand-in numpy dtype for bfloat16
-bfloat16 = np.dtype([('bfloat16', np.uint16)])
+# MXNet's stand-in numpy dtype for bfloat16 (neomx.base.bfloat16)
+bfloat16 = _bfloat16
 
 _amp_initialized = False
 _amp_loss_scale_initialized = False
@@ -81,113 +87,137 @@ def list_lp16_use_fp32_params(target_dtype):
 
 
 # --- init(): wrapping the operator functions ------------------------------------------------------
-def _is_bf16(dtype):
-    return isinstance(dtype, np.dtype) and dtype == bfloat16
+_CPU_FLOATS = (bfloat16, np.float32)   # the input types MXNet's AMP casts on CPU ...
+_GPU_FLOATS = (np.float16, np.float32)  # ... and on GPU
 
 
 def _cast(x, dtype):
-    """Cast a Symbol (always) or an NDArray (floats only, as MXNet per device) to ``dtype``."""
+    """Cast a Symbol (always) or an NDArray (float32 and, on CPU, bfloat16 / on GPU, float16
+    inputs: MXNet's rule) to ``dtype``."""
     if isinstance(x, Symbol):
-        return symbol.amp_cast(x, dtype='bfloat16' if _is_bf16(dtype) else dtype)
+        return symbol.amp_cast(x, dtype=dtype)
     if isinstance(x, NDArray):
-        if _is_bf16(dtype):
-            return x  # neomx's amp_cast has no bfloat16 (see README of the AMP tests)
-        gpu_types = (np.float16, np.float32)
-        cpu_types = (np.float32,)
-        ok = gpu_types if x.context.device_type != 'cpu' else cpu_types + (np.float16,)
-        if np.dtype(x.dtype) != np.dtype(dtype) and x.dtype in ok:
-            if x.context.device_type == 'cpu' and np.dtype(dtype) != np.float16 \
-                    and x.dtype == np.float16:
-                return x  # MXNet's CPU casts only bfloat16/float32 inputs
+        ok = _CPU_FLOATS if x.context.device_type == 'cpu' else _GPU_FLOATS
+        if x.dtype != dtype and x.dtype in ok:
             return ndarray.amp_cast(x, dtype=dtype)
     return x
 
 
-def _wrap(f, dtype, is_symbol, fp32_param=None, cond=None):
-    def wrapped(*args, **kwargs):
-        if cond is not None and (cond[0] not in kwargs or kwargs[cond[0]] not in cond[1]):
-            return f(*args, **kwargs)
-        if is_symbol:
-            sym = f(*args, **kwargs)
-            children = sym.get_children()
-            aux = set(sym.list_auxiliary_states())
-            inputs = [] if children is None else list(children)
-            inputs = [x if x.name in aux or (fp32_param and fp32_param[i]) else _cast(x, dtype)
-                      for i, x in enumerate(inputs)]
-            node = sym._outputs[0][0]
-            new = node.replace(inputs=tuple(s._outputs[0] for s in inputs),
-                               attrs=dict(node.attrs))
-            return Symbol([(new, i) for _, i in sym._outputs])
-        args = [x if fp32_param and i < len(fp32_param) and fp32_param[i] else _cast(x, dtype)
-                for i, x in enumerate(args)]
-        kwargs = {k: v if fp32_param and k in fp32_param else _cast(v, dtype)
-                  for k, v in kwargs.items()}
-        return f(*args, **kwargs)
-    wrapped.__name__, wrapped.__doc__ = f.__name__, f.__doc__
-    wrapped.__module__ = f.__module__
-    return wrapped
+def _cast_args(args, kwargs, dtype, fp32_param=None, cond=None):
+    """The inputs of one call as MXNet's NDArray wrapper casts them (``fp32_param``: per
+    position / keyword, inputs kept as they are; ``cond``: (parameter, values) that make the
+    op run in float32, only when given by keyword)."""
+    if cond is not None and (cond[0] not in kwargs or kwargs[cond[0]] not in cond[1]):
+        return args, kwargs
+    args = tuple(x if fp32_param and i < len(fp32_param) and fp32_param[i] else _cast(x, dtype)
+                 for i, x in enumerate(args))
+    kwargs = {k: v if fp32_param and k in fp32_param else _cast(v, dtype)
+              for k, v in kwargs.items()}
+    return args, kwargs
 
 
-def _widest_wrap(f, target_dtype):
-    def wrapped(*args, **kwargs):
-        args = list(args)
-        slots = [(args, i, a) for i, a in enumerate(args) if isinstance(a, (Symbol, NDArray))]
-        slots += [(kwargs, k, a) for k, a in kwargs.items() if isinstance(a, (Symbol, NDArray))]
-        if any(isinstance(a, Symbol) for _, _, a in slots):
-            cast = symbol.amp_multicast(*[a for _, _, a in slots], num_outputs=len(slots))
-            for (holder, key, _), c in zip(slots, cast):
-                holder[key] = c
-        else:
-            widest = np.float32 if any(a.dtype == np.float32 for _, _, a in slots) \
-                else target_dtype
-            for holder, key, a in slots:
-                if not _is_bf16(target_dtype) and a.dtype != widest and \
-                        np.dtype(a.dtype) == np.dtype(target_dtype):
-                    holder[key] = ndarray.amp_cast(a, dtype=widest)
-        return f(*args, **kwargs)
-    wrapped.__name__, wrapped.__doc__ = f.__name__, f.__doc__
-    wrapped.__module__ = f.__module__
-    return wrapped
+def _widest_args(args, kwargs, target_dtype):
+    """NDArray inputs of the target dtype cast to float32 when any input is float32."""
+    arrays = [a for a in list(args) + list(kwargs.values()) if isinstance(a, NDArray)]
+    widest = np.float32 if any(a.dtype == np.float32 for a in arrays) else target_dtype
+
+    def cast(a):
+        if isinstance(a, NDArray) and a.dtype != widest and a.dtype == target_dtype:
+            return ndarray.amp_cast(a, dtype=widest)
+        return a
+    return tuple(cast(a) for a in args), {k: cast(v) for k, v in kwargs.items()}
 
 
-def _function_home(module, name):
-    """(module object, attribute name) holding the function of op ``name``."""
-    for prefix, sub in (("_contrib_", "contrib"), ("_linalg_", "linalg"), ("_random_", "random"),
-                        ("_image_", "image"), ("_sparse_", "sparse")):
-        if name.startswith(prefix) and (prefix != "_random_" or name.endswith("_like")) \
-                and hasattr(module, sub) and hasattr(getattr(module, sub), name[len(prefix):]):
-            return getattr(module, sub), name[len(prefix):]
-    if hasattr(module, name):
-        return module, name
-    internal = getattr(module, "_internal", None)
-    if internal is not None and hasattr(internal, name):
-        return internal, name
-    return None, name
+def _rules(target_dtype, low_ops, conditional_fp32_ops, fp32_ops):
+    """id(op) -> the casts MXNet's ``amp.init`` wraps the op's functions with, outermost
+    first (as nested wrappers run): (dtype, fp32 params, condition) or None (widest type)."""
+    from ...ops import registry as _reg
+    rules = {}
 
-
-def _patch(module, name, make):
-    home, attr = _function_home(module, name)
-    if home is None:
-        return
-    setattr(home, attr, make(getattr(home, attr)))
-    op_mod = getattr(module, "op", None)
-    if home is module and op_mod is not None and hasattr(op_mod, attr):
-        setattr(op_mod, attr, make(getattr(op_mod, attr)))
-
-
-def _wrap_module(module, target_dtype, low_ops, conditional_fp32_ops, fp32_ops):
-    is_sym = module is symbol
+    def add(name, rule):
+        try:
+            op = _reg.get(name)
+        except Exception:  # noqa: BLE001 -- an op neomx lacks (the lists keep only neomx's)
+            return
+        have = rules.setdefault(id(op), [])
+        if rule not in have:  # (aliases listed apiece: a call goes through one wrapper)
+            have.insert(0, rule)
     fp32_params = list_lp16_use_fp32_params(target_dtype) or {}
     for name in (low_ops if low_ops is not None else list_lp16_ops(target_dtype)):
-        _patch(module, name, lambda f, n=name: _wrap(f, target_dtype, is_sym,
-                                                      fp32_param=fp32_params.get(n)))
+        add(name, (target_dtype, fp32_params.get(name), None))
     for name in (fp32_ops if fp32_ops is not None else list_fp32_ops(target_dtype)):
-        _patch(module, name, lambda f: _wrap(f, np.float32, is_sym))
+        add(name, (np.float32, None, None))
     for name, arg, values in (conditional_fp32_ops if conditional_fp32_ops is not None
                               else list_conditional_fp32_ops(target_dtype)):
-        _patch(module, name, lambda f, c=(arg, values): _wrap(f, np.float32, is_sym, cond=c))
+        add(name, (np.float32, None, (arg, values)))
     for name in list_widest_type_cast(target_dtype):
-        _patch(module, name, lambda f: _widest_wrap(f, target_dtype))
+        add(name, None)
+    return rules
+
+
+def _ndarray_hook(target_dtype, rules):
+    """The imperative dispatch's AMP hook (``neomx.ndarray.register``): the inputs of a call
+    cast as MXNet's wrapped ``mx.nd`` functions cast them."""
+    def hook(op, args, kwargs):
+        todo = rules.get(id(op))
+        if todo is None:
+            return args, kwargs
+        for rule in todo:
+            if rule is None:
+                args, kwargs = _widest_args(args, kwargs, target_dtype)
+            else:
+                args, kwargs = _cast_args(args, kwargs, *rule)
+        return args, kwargs
+    return hook
+
+
+def _recast_inputs(sym, dtype, fp32_param):
+    """The op node of ``sym`` again, its inputs (but auxiliary states and ``fp32_param``
+    positions) through ``amp_cast`` nodes (MXNet's symbol wrapper)."""
+    children = sym.get_children()
+    aux = set(sym.list_auxiliary_states())
+    inputs = [] if children is None else list(children)
+    inputs = [x if x.name in aux or (fp32_param and i < len(fp32_param) and fp32_param[i])
+              else _cast(x, dtype) for i, x in enumerate(inputs)]
+    node = sym._outputs[0][0]
+    new = node.replace(inputs=tuple(s._outputs[0] for s in inputs), attrs=dict(node.attrs))
+    return Symbol([(new, i) for _, i in sym._outputs])
+
+
+def _multicast_args(args, kwargs):
+    """Symbol (and NDArray) inputs through one ``amp_multicast`` node."""
+    args = list(args)
+    kwargs = dict(kwargs)
+    slots = [(args, i, a) for i, a in enumerate(args) if isinstance(a, (Symbol, NDArray))]
+    slots += [(kwargs, k, a) for k, a in kwargs.items() if isinstance(a, (Symbol, NDArray))]
+    cast = symbol.amp_multicast(*[a for _, _, a in slots], num_outputs=len(slots))
+    for (holder, key, _), c in zip(slots, cast):
+        holder[key] = c
+    return tuple(args), kwargs
+
+
+def _symbol_hook(rules):
+    """Symbol creation's AMP hook (``neomx.symbol.register``): the node made, then its inputs
+    cast, as MXNet's wrapped ``mx.sym`` functions do."""
+    def call(todo, build, args, kwargs, name, attr):
+        if not todo:
+            return build(args, kwargs, name, attr)
+        rule, rest = todo[0], todo[1:]
+        if rule is None:
+            if any(isinstance(a, Symbol) for a in list(args) + list(kwargs.values())):
+                args, kwargs = _multicast_args(args, kwargs)
+            return call(rest, build, args, kwargs, name, attr)
+        dtype, fp32_param, cond = rule
+        if cond is not None and (cond[0] not in kwargs or kwargs[cond[0]] not in cond[1]):
+            return call(rest, build, args, kwargs, name, attr)
+        return _recast_inputs(call(rest, build, args, kwargs, name, attr), dtype, fp32_param)
+
+    def hook(op, build, args, kwargs, name, attr):
+        todo = rules.get(id(op))
+        if todo is None:
+            return build(args, kwargs, name, attr)
+        return call(todo, build, args, kwargs, name, attr)
+    return hook
 
 
 def _wrap_loss_outputs(module, scaler, target_dtype):
@@ -232,8 +262,9 @@ def init(target_dtype='float16', target_precision_ops=None,
     _amp_initialized = True
     logging.info("Using AMP")
     target_dtype = bfloat16 if target_dtype == "bfloat16" else np.dtype(target_dtype)
-    for module in (symbol, ndarray):
-        _wrap_module(module, target_dtype, target_precision_ops, conditional_fp32_ops, fp32_ops)
+    rules = _rules(target_dtype, target_precision_ops, conditional_fp32_ops, fp32_ops)
+    set_ndarray_amp_hook(_ndarray_hook(target_dtype, rules))
+    set_symbol_amp_hook(_symbol_hook(rules))
     _loss_scaler = LossScaler()
     _wrap_loss_outputs(ndarray, _loss_scaler, target_dtype)
     _wrap_loss_outputs(symbol, _loss_scaler, target_dtype)
@@ -397,19 +428,18 @@ def _annotate_param_dtypes(sym, data_names, param_names, target_dtype):
         return
     types = dict(zip(sym.list_arguments(), arg_t or []))
     types.update(zip(sym.list_auxiliary_states(), aux_t or []))
-    low_code = 12 if target_dtype == 'bfloat16' else 2
     for node in sym._topo():
         if node.op is None and node.name in param_names:
             t = types.get(node.name)
             code = 0 if t is None else dtype_code(t)  # a float32 model: unknown is float32
-            if code == 2 and target_dtype == 'bfloat16':
-                code = low_code
             node.annotate(__dtype__=str(code))
 
 
 def _cast_param(arr, code):
+    """A parameter in the dtype the converted graph records for it (as MXNet: bfloat16 through
+    AMP's NDArray cast, ``amp_cast``; other types with ``astype``)."""
     if code == 12:
-        return arr  # neomx has no bfloat16 NDArray cast through amp_cast
+        return _cast(arr, bfloat16)
     return arr.astype(dtype_from_code(code))
 
 
