@@ -336,25 +336,24 @@ def _kl(p, q):
     return float(np.cumsum(terms, dtype=_F32)[-1])
 
 
-def _divergence(hist, zero, i, nq):
+def _divergence(hist, cs, nzs, zero, i, nq):
     """KL divergence of the histogram clipped to the 2i+1 middle bins (outliers folded into the
     end bins) against its quantization into ``nq`` bins. As MXNet's CalibrateComputeCPU, the
-    quantized bins are built from the clipped slice *without* its first bin (that bin only
-    goes into the reference distribution's first entry); block sums via cumulative sums."""
+    quantized bins are built from the clipped slice *without* its first bin (that bin only goes
+    into the reference distribution's first entry). ``cs``/``nzs``: cumulative sums of the
+    histogram and of its non-zero indicator (block sums and counts by differences)."""
     start, stop = zero - i, zero + i + 1
-    sliced = hist[start:stop].copy()
-    pd = sliced.copy()
-    pd[0] = hist[:start + 1].sum()
-    pd[-1] += hist[stop:].sum()
-    sliced[0] = 0
-    n = sliced.size
+    pd = hist[start:stop].copy()
+    pd[0] = cs[start + 1]
+    pd[-1] += cs[-1] - cs[stop]
+    n = stop - start
     merged = n // nq
     bounds = np.arange(nq + 1) * merged
     bounds[-1] = n  # the last block takes the remainder
-    cs = np.concatenate(([0.0], np.cumsum(sliced)))
-    nz = np.concatenate(([0], np.cumsum(sliced != 0)))
-    sums = cs[bounds[1:]] - cs[bounds[:-1]]
-    norms = nz[bounds[1:]] - nz[bounds[:-1]]
+    sums = cs[start + bounds[1:]] - cs[start + bounds[:-1]]
+    norms = nzs[start + bounds[1:]] - nzs[start + bounds[:-1]]
+    sums[0] -= hist[start]  # the slice's first bin is left out
+    norms[0] -= hist[start] != 0
     per = np.divide(sums, norms, out=np.zeros(nq), where=norms != 0)
     qd = np.repeat(per.astype(_F32), np.diff(bounds))
     qd[pd == 0] = 0
@@ -374,9 +373,11 @@ def _calibrate_entropy(p, ins, oc):
                                        f"{num_bins + 1}) ")
     zero = num_bins // 2
     hist = np.trunc(hist)  # (MXNet keeps the slice as integer counts)
+    cs = np.concatenate(([0.0], np.cumsum(hist)))
+    nzs = np.concatenate(([0], np.cumsum(hist != 0)))
     best_i, best = None, math.inf
     for i in range(nq // 2, zero + 1):
-        d = _divergence(hist, zero, i, nq)
+        d = _divergence(hist, cs, nzs, zero, i, nq)
         if best_i is None or d < best:
             best_i, best = i, d
     return (torch.tensor([edges[zero + best_i + 1]], dtype=torch.float32),
