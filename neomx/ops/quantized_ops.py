@@ -6,7 +6,8 @@
 Each takes int8/uint8 data with its ``min``/``max`` range scalars and returns its data with the
 output's range; the arithmetic follows MXNet 1.9.1's CPU (MKLDNN) kernels, see
 :mod:`neomx.ops.quantization` for the shared conventions. Convolution and fully-connected
-layers accumulate exactly in int32 (int8 products summed in float64) and return the int32 range
+layers accumulate exactly in int32 (int8 products summed in float32 while every partial sum
+stays below 2**24, else in float64) and return the int32 range
 ``max|data| * max|weight| * INT32_MAX / (Qd * 127)``.
 """
 from __future__ import annotations
@@ -29,7 +30,14 @@ def _q_range(t) -> float:
     return 255.0 if t.dtype == torch.uint8 else 127.0
 
 
+def _acc_dtype(k: int):
+    """The float type that sums ``k`` int8 x (u)int8 products exactly in any order: float32
+    while every partial sum stays within 2**24 (|product| <= 255 * 128), else float64."""
+    return torch.float32 if k * 255 * 128 <= (1 << 24) else torch.float64
+
+
 def _int32_result(acc, bias_i32=None):
+    acc = acc.to(torch.float64)
     if bias_i32 is not None:
         acc = acc + bias_i32
     return acc.round_().clamp_(-INT32_MAX - 1, INT32_MAX).to(torch.int32)
@@ -59,10 +67,11 @@ def _qfc_forward(p, ins, oc):
     d_range, w_range = _maxabs(lo_d, hi_d), _maxabs(lo_w, hi_w)
     qd = _q_range(data)
     data_scale, weight_scale = (qd + 0.5) / d_range, 127.0 / w_range
-    x = data.to(torch.float64)
+    ft = _acc_dtype(weight.shape[1])
+    x = data.to(ft)
     if p.flatten:
         x = x.reshape(x.shape[0], -1)
-    acc = torch.matmul(x, weight.to(torch.float64).t())
+    acc = torch.matmul(x, weight.to(ft).t())
     bias = None
     if not p.no_bias:
         _need_quantized("quantized_fully_connected", ins[2], (torch.int8,))
@@ -134,9 +143,10 @@ def _qconv_forward(p, ins, oc):
     lo_d, hi_d, lo_w, hi_w = (_scalar(t) for t in ins[n:n + 4])
     d_range, w_range = _maxabs(lo_d, hi_d), _maxabs(lo_w, hi_w)
     conv = get("Convolution")
-    x = data.to(torch.float64)
-    w = weight.to(torch.float64)
-    zeros = torch.zeros(weight.shape[0], dtype=torch.float64)
+    ft = _acc_dtype(int(np.prod(weight.shape[1:])))
+    x = data.to(ft)
+    w = weight.to(ft)
+    zeros = torch.zeros(weight.shape[0], dtype=ft)
     acc = conv.forward(p, [x, w] if p.no_bias else [x, w, zeros], oc)
     bias = None
     if not p.no_bias:
