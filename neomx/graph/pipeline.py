@@ -202,9 +202,11 @@ def compile_program(outputs, arg_values, aux_values, grad_reqs, placement=None,
     head_grads = add_head_gradients(graph) if wrt else []
     grads, meta, producers = [None] * len(wrt), {}, {}
     fwd_stypes = None
-    if arg_stypes is not None and any(st != "default" for st in arg_stypes):
+    if arg_stypes is not None:
         fwd_stypes, _ = _storage.infer_storage(
             graph, dict(zip(graph.arg_nodes, arg_stypes)), shapes)
+        if all(st == "default" for st in fwd_stypes):
+            fwd_stypes = None
     if wrt:
         grads, meta, producers = build_gradient(graph, shapes, types, wrt, head_grads,
                                                 stypes=fwd_stypes)

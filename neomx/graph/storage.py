@@ -47,6 +47,8 @@ def infer_storage(full, var_stypes: dict, shapes):
         in_st = [stypes[e] for e in ins]
         nout = n.num_outputs
         sparse_in = any(s != "default" for s in in_st)
+        if not sparse_in and not getattr(n.op, "sparse_from_dense", False):
+            continue  # (rules are for sparse inputs; a few ops make sparse outputs from dense)
         try:
             outs = _rule(n.op, n.params, in_st, [shapes[e] for e in ins])
         except MXNetError as e:

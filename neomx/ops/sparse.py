@@ -8,7 +8,8 @@ order, full ``shape``); dense values are plain tensors.
 * ``row_sparse``: ``data`` (k, *shape[1:]), ``aux = (indices (k,),)``, sorted unique int64 rows.
 
 Operators may also get ``op.sparse_gradient`` (the gradient rule of graphs whose inputs of
-that node are sparse; handles carry ``stype``). Each operator with sparse support gets
+that node are sparse; handles carry ``stype``) and ``op.sparse_from_dense`` (executors consult
+its rule also for dense inputs: cast_storage, Embedding's sparse_grad weight gradient). Each operator with sparse support gets
 ``op.infer_storage_type(p, in_stypes)`` (the output
 storage types, or None when MXNet has no sparse kernel for them: the caller then computes the
 dense form after MXNet's "fallback" warning; it raises MXNetError where MXNet refuses the
@@ -617,6 +618,7 @@ register(OpDef(
     gradient=lambda F, p, ins, outs, ograds: [F._copy(ograds[0])],
     doc="Casts tensor storage type to the new type."))
 storage_rule(["cast_storage"], _cast_infer, _cast_sparse_forward)
+_reg.get("cast_storage").sparse_from_dense = True  # (executors: csr/row_sparse from dense)
 
 
 def _retain_shape(p, ins, outs):
@@ -677,6 +679,7 @@ def _embedding_grad_forward(p, ins, out_stypes, oc):
 
 
 storage_rule(["_backward_Embedding"], _embedding_grad_infer, _embedding_grad_forward)
+_reg.get("_backward_Embedding").sparse_from_dense = True
 
 
 # --- contrib.SparseEmbedding ---------------------------------------------------------------------

@@ -113,6 +113,11 @@ def bind_stypes(mx):
                                                                               "x": "null"},
                                                          x=(3, 6), w=(6, 2)),
         "var_only": lambda: V("z", stype="csr").simple_bind(mx.cpu(), z=(2, 3)),
+        "cast_storage_csr": lambda: mx.sym.cast_storage(V("a"), stype="csr").simple_bind(
+            mx.cpu(), a=(2, 3)),
+        "cast_storage_rsp": lambda: mx.sym.cast_storage(V("a"), stype="row_sparse").simple_bind(
+            mx.cpu(), a=(2, 3)),
+        "clip_dense": lambda: mx.sym.clip(V("a"), 1, 2).simple_bind(mx.cpu(), a=(2, 3)),
     }
     out = {}
     for name, make in cases.items():
@@ -173,6 +178,11 @@ def executor_values(mx):
                 out[f"{kind}_{req}"] = steps
             except Exception as e:  # noqa: BLE001
                 out[f"{kind}_{req}"] = steps + [err(e)]
+    for stype in ("csr", "row_sparse"):
+        ex = mx.sym.cast_storage(V("a"), stype=stype).simple_bind(mx.cpu(), a=(3, 3))
+        y = ex.forward(is_train=True, a=mx.nd.array([[0, 1, 0], [0, 0, 0], [2, 0, 3]]))[0]
+        ex.backward(mx.nd.array(np.arange(9).reshape(3, 3)).tostype(stype))
+        out[f"cast_storage_{stype}"] = {"out": rec(y), "grad": rec(ex.grad_dict["a"])}
     args = {"x": xs, "w": wv.tostype("row_sparse")}
     ex = mx.sym.dot(x, w).bind(mx.cpu(), args,
                                args_grad={"w": mx.nd.sparse.zeros("row_sparse", (6, 2))})
