@@ -1,6 +1,9 @@
 """The executor's compilation pipeline, one small pass after another:
 
-    infer -> add head gradients -> gradient -> assign slots -> place -> plan memory
+    infer -> add head gradients -> gradient -> assign slots -> place -> storage -> plan memory
+
+(storage: with the arguments' storage types, :mod:`neomx.graph.storage` decides which steps
+run sparse kernels or the dense fallback; slots may then hold csr / row_sparse values.)
 
 :func:`compile_program` turns output entries, the bound variables' shapes and dtypes, the
 gradient requests and the forward placement (:func:`place_devices`, which the caller runs: it
