@@ -24,7 +24,7 @@ from math import sqrt
 import numpy as np
 
 from .. import ndarray as nd
-from ..base import numeric_types
+from ..base import MXNetError, numeric_types
 from ..io import DataBatch
 from .augment import (Augmenter, CastAug, ColorJitterAug, ColorNormalizeAug, ForceResizeAug,
                       HueJitterAug, LightingAug, RandomGrayAug, ResizeAug)
@@ -477,8 +477,8 @@ class ImageDetIter(ImageIter):
         except StopIteration:
             pass
         self.reset()
-        if width is None:
-            raise RuntimeError("ImageDetIter: the source has no images to read labels from")
+        if width is None:  # (MXNet fails here with an UnboundLocalError)
+            raise MXNetError("ImageDetIter: the source has no images to read labels from")
         return (max_count, width)
 
     def _parse_label(self, label):

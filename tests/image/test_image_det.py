@@ -258,6 +258,8 @@ def test_draw_next():
 
 def test_label_errors():
     ex = ITER_META["extra"]
+    with pytest.raises(mx.MXNetError, match="no images to read labels from"):
+        mx.image.ImageDetIter(2, (3, 16, 16), imglist=[], path_root=FILES)
     with pytest.raises(RuntimeError) as info:
         mx.image.ImageDetIter(2, (3, 16, 16), path_imglist=os.path.join(FILES, "bad.lst"),
                               path_root=FILES)
