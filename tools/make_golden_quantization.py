@@ -90,6 +90,12 @@ def ops():
          dict(out_type='auto', min_calib_range=0.0, max_calib_range=0.7))
     case('quantize_v2_auto_calib_neg', 'quantize_v2', [(x, F)],
          dict(out_type='auto', min_calib_range=-0.1, max_calib_range=0.8))
+    q8 = np.array([-128, -3, 0, 5, 127]).astype('int8')
+    qu = np.array([0, 5, 127, 128, 255]).astype('uint8')
+    case('quantize_v2_passthrough_int8', 'quantize_v2', [(q8, 'int8')], {})
+    case('quantize_v2_passthrough_uint8', 'quantize_v2', [(qu, 'uint8')], {})
+    case('quantize_v2_passthrough_calib', 'quantize_v2', [(q8, 'int8')],
+         dict(min_calib_range=-3.0, max_calib_range=4.0))
     i8 = np.arange(-128, 128).astype('int8')
     u8 = np.arange(0, 256).astype('uint8')
     case('dequantize_int8', 'dequantize', [(i8, 'int8'), ([-2.0], F), ([1.5], F)], {})

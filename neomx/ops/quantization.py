@@ -156,9 +156,15 @@ def _v2_range(p, x):
 
 def _quantize_v2_forward(p, ins, oc):
     x = ins[0]
-    if x.dtype in (torch.int8, torch.uint8):  # already quantized: passed through with its range
-        lo, hi = _v2_range(p, x.float())
-        return x.clone(), _f32(lo), _f32(hi)
+    if x.dtype in (torch.int8, torch.uint8):
+        # already quantized: the bytes pass through (as the output type) with the calibrated
+        # range, else the type's own: (-127.5, 127.5) for int8, (0, 255.5) for uint8
+        if p.min_calib_range is not None and p.max_calib_range is not None:
+            lo, hi = float(_F32(p.min_calib_range)), float(_F32(p.max_calib_range))
+        else:
+            lo, hi = (0.0, 255.5) if x.dtype == torch.uint8 else (-127.5, 127.5)
+        dt = _q_dtype(p.out_type, lo if p.out_type == "auto" else -1.0)
+        return x.clone().view(dt), _f32(lo), _f32(hi)
     x = x.to(torch.float32)
     lo, hi = _v2_range(p, x)
     calibrated = p.min_calib_range is not None and p.max_calib_range is not None
