@@ -182,82 +182,145 @@ def _push(kernel, tensors, reads, writes=()):
     return engine.push(lambda: kernel(*tensors), reads=reads, writes=writes)
 
 
-def _binary_runner(fn, fn_, same_shape):
-    """``run(args, out)`` of a binary arithmetic plan: ``fn`` on two arrays of one dtype (and one
-    shape for the elemwise_* ops; torch refuses shapes that do not broadcast), ``fn_`` in place
-    for ``a op= b``. Anything else (promotion, bad shapes, integer division in place) misses,
-    and the general path computes it or raises MXNet's error."""
-    def run(args, out):
-        a, b = args
-        if a.__class__ is not NDArray or b.__class__ is not NDArray or b._ctx is not a._ctx:
-            return _MISS
+def _binary_direct(fn, fn_, same_shape):
+    """The direct computation of a binary arithmetic op: ``run(a, b)`` is ``fn`` on two
+    NDArrays of one dtype and context (and one shape for the elemwise_* ops; torch refuses
+    shapes that do not broadcast); ``run_inplace(a, b)`` is ``fn_`` for ``a op= b`` (None when
+    the op has no in-place form). Both return None for anything else (promotion, bad shapes,
+    integer division in place): the general path computes it or raises MXNet's error. NDArray's
+    operators call them directly; the op's plans through ``_arithmetic_runner``."""
+    def run(a, b):
+        ctx = a._ctx
+        if b._ctx is not ctx or a.__class__ is not NDArray or b.__class__ is not NDArray:
+            return None
         ta, tb = a._data, b._data
-        if ta.dtype != tb.dtype or (same_shape and ta.shape != tb.shape):
-            return _MISS
+        if ta.dtype is not tb.dtype or (same_shape and ta.shape != tb.shape):
+            return None
         try:
-            if out is None:
-                r = fn(ta, tb) if _idle() else _push(fn, (ta, tb), args)
-            elif out is a and fn_ is not None:
-                if _idle():
-                    fn_(ta, tb)
-                else:
-                    _push(fn_, (ta, tb), (b,), (a,))
-                return a
-            else:
-                return _MISS
+            r = fn(ta, tb) if _idle() else _push(fn, (ta, tb), (a, b))
         except (RuntimeError, ValueError):
-            return _MISS
+            return None
         if r is ta or r is tb:
             r = r.clone()
         res = _new(NDArray)
-        res._data, res._ctx = r, a._ctx
+        res._data = r
+        res._ctx = ctx
         return res
-    return run
 
+    if fn_ is None:
+        return run, None
 
-def _scalar_runner(fn, s, fn_):
-    """``run(args, out)`` of an array-scalar plan: the scalar cast to the array's dtype as MXNet
-    does (int32 * 1.5 multiplies by 1); ``fn_`` in place for floating-point ``a op= s``."""
-    si = int(s) if s == s and abs(s) != float("inf") else s
-
-    def run(args, out):
-        x = args[0]
-        if x.__class__ is not NDArray:
-            return _MISS
-        t = x._data
+    def run_inplace(a, b):
+        if b._ctx is not a._ctx or a.__class__ is not NDArray or b.__class__ is not NDArray:
+            return None
+        ta, tb = a._data, b._data
+        if ta.dtype is not tb.dtype or (same_shape and ta.shape != tb.shape):
+            return None
         try:
-            if out is None:
-                v = s if t.is_floating_point() else si
-                r = fn(t, v) if _idle() else _push(fn, (t, v), args)
-            elif out is x and fn_ is not None and t.is_floating_point():
-                if _idle():
-                    fn_(t, s)
-                else:
-                    _push(fn_, (t, s), (), (x,))
-                return x
+            if _idle():
+                fn_(ta, tb)
             else:
-                return _MISS
+                _push(fn_, (ta, tb), (b,), (a,))
         except (RuntimeError, ValueError):
-            return _MISS
+            return None
+        return a
+    return run, run_inplace
+
+
+_INF = float("inf")
+
+
+def _scalar_direct(fn, fn_):
+    """The direct computation of an array-scalar op: ``run(x, s)`` is ``fn`` with the Python
+    number ``s`` cast to the array's dtype as MXNet does (int32 * 1.5 multiplies by 1);
+    ``run_inplace(x, s)`` is ``fn_`` for floating-point ``x op= s`` (None when the op has no
+    in-place form). Both return None where the general path must compute it."""
+    def run(x, s):
+        if x.__class__ is not NDArray:
+            return None
+        t = x._data
+        if not t.is_floating_point() and s.__class__ is not int and s == s and abs(s) != _INF:
+            s = int(s)
+        try:
+            r = fn(t, s) if _idle() else _push(fn, (t, s), (x,))
+        except (RuntimeError, ValueError):
+            return None
         res = _new(NDArray)
-        res._data, res._ctx = r, x._ctx
+        res._data = r
+        res._ctx = x._ctx
         return res
-    return run
+
+    if fn_ is None:
+        return run, None
+
+    def run_inplace(x, s):
+        if x.__class__ is not NDArray:
+            return None
+        t = x._data
+        if not t.is_floating_point():
+            return None
+        try:
+            if _idle():
+                fn_(t, s)
+            else:
+                _push(fn_, (t, s), (), (x,))
+        except (RuntimeError, ValueError):
+            return None
+        return x
+    return run, run_inplace
+
+
+_DIRECT: dict = {}  # op name -> (run, run_inplace) of the arithmetic ops
+
+
+def direct_arithmetic(name):
+    """``(run, run_inplace)`` of an arithmetic op (binary or with a scalar), or None."""
+    d = _DIRECT.get(name, _MISS)
+    if d is _MISS:
+        from ..ops import elemwise as _ew
+        d = None
+        if name in _ew.BINARY_FN:
+            inplace = _BINARY_INPLACE.get(name)
+            d = _binary_direct(_ew.BINARY_FN[name], _INPLACE_FN[inplace] if inplace else None,
+                               not name.startswith("broadcast_"))
+        elif name in _ew.SCALAR_FN:
+            inplace = _SCALAR_INPLACE.get(name)
+            d = _scalar_direct(_ew.SCALAR_FN[name], _INPLACE_FN[inplace] if inplace else None)
+        _DIRECT[name] = d
+    return d
 
 
 def _arithmetic_runner(op, p):
-    """The ``run`` of a plan of an arithmetic op (binary or with a scalar), or None."""
+    """The ``run(args, out)`` of a plan of an arithmetic op (binary or with a scalar), or None:
+    the op's direct computation (``direct_arithmetic``), ``_MISS`` where it returns None."""
+    d = direct_arithmetic(op.name)
+    if d is None:
+        return None
+    run, run_inplace = d
     from ..ops import elemwise as _ew
-    name = op.name
-    if name in _ew.BINARY_FN:
-        inplace = _BINARY_INPLACE.get(name)
-        return _binary_runner(_ew.BINARY_FN[name], _INPLACE_FN[inplace] if inplace else None,
-                              not name.startswith("broadcast_"))
-    if name in _ew.SCALAR_FN:
-        inplace = _SCALAR_INPLACE.get(name)
-        return _scalar_runner(_ew.SCALAR_FN[name], p.scalar,
-                              _INPLACE_FN[inplace] if inplace else None)
-    return None
+    if op.name in _ew.BINARY_FN:
+        def plan_run(args, out):
+            a, b = args
+            if out is None:
+                r = run(a, b)
+            elif out is a and run_inplace is not None:
+                r = run_inplace(a, b)
+            else:
+                return _MISS
+            return _MISS if r is None else r
+        return plan_run
+    s = p.scalar
+
+    def plan_run_scalar(args, out):
+        x = args[0]
+        if out is None:
+            r = run(x, s)
+        elif out is x and run_inplace is not None:
+            r = run_inplace(x, s)
+        else:
+            return _MISS
+        return _MISS if r is None else r
+    return plan_run_scalar
 
 
 class _Plan:
@@ -266,7 +329,7 @@ class _Plan:
 
     ``run(args, out)`` returns the result NDArray (``out`` itself for an in-place update of
     ``args[0]``), or ``_MISS`` when the call needs the general path. Arithmetic plans run a
-    generated runner (``_binary_runner``, ``_scalar_runner``: torch's functions directly, and
+    direct computation (``direct_arithmetic``: torch's functions directly, and
     in place for ``a op= b``). Other plans run the op's ``fast_kernel`` when it has one for these
     parameters (it validates its inputs itself, raising for the ones it does not take), else the
     op's forward with a cached ``OpContext``, for inputs whose shapes and dtypes passed the op's
@@ -500,24 +563,41 @@ def make_function(op):
 
 def operators(fns):
     """NDArray's arithmetic, comparison and in-place operators, as entries of the same dispatch:
-    ``a + b`` looks up ``broadcast_add``'s plan for two inputs, ``a + 2`` ``_plus_scalar``'s
-    plan for ``scalar=2`` (the one ``fn(a, scalar=2)`` finds, under a short key), ``a += b`` runs
-    ``broadcast_add(a, b, out=a)``; misses take the op's general path. Returns name -> method."""
+    ``a + b`` is ``broadcast_add``, ``a + 2`` ``_plus_scalar`` with ``scalar=2``, ``a += b``
+    ``broadcast_add(a, b, out=a)``. Arithmetic runs the op's direct computation
+    (``direct_arithmetic``, the one its plans run) when not recording or profiling; other
+    operators look up the op's plan for the call form (``fn(a, scalar=2)``'s, under a short
+    key); misses, recording and profiling take the op's general path. Returns name -> method."""
     def binary(opname, scalar_op, reverse=False):
         aplans, ageneral = fns[opname].plans, fns[opname].general
         splans, sgeneral = fns[scalar_op].plans, fns[scalar_op].general
+        arun = (direct_arithmetic(opname) or (None,))[0]
+        srun = (direct_arithmetic(scalar_op) or (None,))[0]
 
         def operator(self, other):
+            cls = other.__class__
             if _AMP_HOOK is not None:  # through the op functions, which apply the hook
-                if other.__class__ is NDArray:
+                if cls is NDArray:
                     return fns[opname](self, other)
-                if other.__class__ is float or other.__class__ is int:
+                if cls is float or cls is int:
                     return fns[scalar_op](self, scalar=other)
+            if not (_PROF.imperative or (_REC.n and _AG.recording)):
+                if cls is NDArray:  # (never reversed: Python calls ``a.__add__(b)`` for two NDArrays)
+                    if arun is not None:
+                        res = arun(self, other)
+                        if res is not None:
+                            return res
+                        return ageneral((self, other), None, None, {})
+                elif cls is float or cls is int:
+                    if srun is not None:
+                        res = srun(self, other)
+                        if res is not None:
+                            return res
+                        return sgeneral((self,), None, None, {"scalar": other})
             if _PROF.imperative:
                 return _profiler.call_imperative(
-                    opname if other.__class__ is NDArray else scalar_op, profiled, (self, other), {})
-            cls = other.__class__
-            if cls is NDArray:  # (never reversed: Python calls ``a.__add__(b)`` for two NDArrays)
+                    opname if cls is NDArray else scalar_op, profiled, (self, other), {})
+            if cls is NDArray:
                 plan = aplans.get(2)
                 if plan is not None:
                     res = plan.run((self, other), None)
@@ -543,8 +623,9 @@ def operators(fns):
         return operator
 
     def inplace(opname, scalar_op):
-        aplans, ageneral = fns[opname].plans, fns[opname].general
-        splans, sgeneral = fns[scalar_op].plans, fns[scalar_op].general
+        ageneral, sgeneral = fns[opname].general, fns[scalar_op].general
+        arun_ = (direct_arithmetic(opname) or (None, None))[1]
+        srun_ = (direct_arithmetic(scalar_op) or (None, None))[1]
 
         def operator(self, other):
             if _AMP_HOOK is not None:  # through the op functions, which apply the hook
@@ -557,16 +638,14 @@ def operators(fns):
                     opname if other.__class__ is NDArray else scalar_op, profiled, (self, other), {})
             cls = other.__class__
             if cls is NDArray:
-                if not (_REC.n and _AG.recording):
-                    plan = aplans.get(2)
-                    if plan is not None and plan.run((self, other), self) is self:
-                        return self
+                if arun_ is not None and not (_REC.n and _AG.recording) \
+                        and arun_(self, other) is self:
+                    return self
                 return ageneral((self, other), self, None, {})
             if cls is float or cls is int:
-                if not (_REC.n and _AG.recording):
-                    plan = splans.get((other, cls))
-                    if plan is not None and plan.run((self,), self) is self:
-                        return self
+                if srun_ is not None and not (_REC.n and _AG.recording) \
+                        and srun_(self, other) is self:
+                    return self
                 return sgeneral((self,), self, None, {"scalar": other})
             res = self._binary_other(other, opname, scalar_op, False)
             if res is NotImplemented:

@@ -241,6 +241,10 @@ def _head_grads(heads, head_grads):
     out = []
     for h, g in zip(heads, head_grads):
         if g is None:
+            node = h._ag[0]
+            if node.__class__ is OpNode and node.op.is_loss:
+                out.append(None)  # (a loss operator's rule ignores its output gradient)
+                continue
             g = _nd.from_torch(torch.ones_like(h._data), h._ctx)
         out.append(g)
     return out
@@ -305,57 +309,71 @@ SPARSE_GRAD: dict = {}
 
 def _propagate(order, entries, grads_in, targets, needs, targets_here):
     """Run the gradient rules; returns {target entry: summed gradient NDArray}.
-    ``targets_here``: some targets may be operator outputs (not leaves)."""
+    ``targets_here``: some targets may be operator outputs (not leaves). A head gradient may be
+    None for a loss operator's output (loss rules ignore their output gradients)."""
     F = F_EAGER
+    local = EagerF._local
     pending: dict = {}  # entry -> gradients reaching it
     for e, g in zip(entries, grads_in):
-        if e[0] in needs:
-            pending.setdefault(e, []).append(g)
+        if g is not None and e[0] in needs:
+            lst = pending.get(e)
+            if lst is None:
+                pending[e] = [g]
+            else:
+                lst.append(g)
     pop = pending.pop
 
     results = {}
-    for node in reversed(order):
-        if node not in needs:
-            continue
-        op = node.op
-        ograds = []
-        for i in range(node.nvis):
-            gs = pop((node, i), None)
-            ograds.append(None if not gs else gs[0] if len(gs) == 1 else F.add_n(*gs))
-        if targets_here:
-            for i, g in enumerate(ograds):
-                if (node, i) in targets:
-                    results[(node, i)] = g
-        if not op.is_loss and all(g is None for g in ograds):
-            continue
-        in_entries = node.in_entries
-        for e in in_entries:
-            if e is not None and e[0] in needs:
-                break
-        else:
-            continue  # only wanted as a target itself
-        if op.gradient is None:
-            raise MXNetError(f"Operator {op.name} is non-differentiable because it didn't "
-                             "register FGradient attribute.")
-        ctx = node.ctx
-        outs = [_wrap(t, ctx, (node, i)) for i, t in enumerate(node.outs)]
-        ograds = [g if g is not None else F.zeros_like(outs[i]) for i, g in enumerate(ograds)]
-        ins = [_wrap(t, ctx, e) for t, e in zip(node.ins, in_entries)]
-        F.wanted = tuple(e is not None and e[0] in needs for e in in_entries)
-        try:
+    prev_wanted = getattr(local, "wanted", None)
+    try:
+        for node in reversed(order):
+            if node not in needs:
+                continue
+            op = node.op
+            ograds = []
+            flowing = False
+            for i in range(node.nvis):
+                gs = pop((node, i), None)
+                if gs is None:
+                    ograds.append(None)
+                else:
+                    flowing = True
+                    ograds.append(gs[0] if len(gs) == 1 else F.add_n(*gs))
+            if targets_here:
+                for i, g in enumerate(ograds):
+                    if (node, i) in targets:
+                        results[(node, i)] = g
+            is_loss = op.is_loss
+            if not (flowing or is_loss):
+                continue
+            in_entries = node.in_entries
+            wanted = tuple([e is not None and e[0] in needs for e in in_entries])
+            if True not in wanted:
+                continue  # only wanted as a target itself
+            if op.gradient is None:
+                raise MXNetError(f"Operator {op.name} is non-differentiable because it didn't "
+                                 "register FGradient attribute.")
+            ctx = node.ctx
+            outs = [_wrap(t, ctx, (node, i)) for i, t in enumerate(node.outs)]
+            if not is_loss:  # (loss rules ignore their output gradients)
+                for i, g in enumerate(ograds):
+                    if g is None:
+                        ograds[i] = F.zeros_like(outs[i])
+            ins = [_wrap(t, ctx, e) for t, e in zip(node.ins, in_entries)]
+            local.wanted = wanted
             rule = SPARSE_GRAD.get(op.name) if SPARSE_GRAD else None
             in_grads = rule(node, ins, outs, ograds) if rule is not None else None
             if in_grads is None:
                 in_grads = op.gradient(F, node.p, ins, outs, ograds)
-        finally:
-            F.wanted = None
-        for e, g in zip(in_entries, in_grads):
-            if g is not None and e is not None and e[0] in needs:
-                lst = pending.get(e)
-                if lst is None:
-                    pending[e] = [g]
-                else:
-                    lst.append(g)
+            for e, g, w in zip(in_entries, in_grads, wanted):
+                if w and g is not None:
+                    lst = pending.get(e)
+                    if lst is None:
+                        pending[e] = [g]
+                    else:
+                        lst.append(g)
+    finally:
+        local.wanted = prev_wanted
     for e, gs in pending.items():  # leaves (and targets no rule consumed)
         if e in targets and gs:
             results[e] = gs[0] if len(gs) == 1 else F.add_n(*gs)

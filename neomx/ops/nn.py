@@ -206,6 +206,18 @@ def _softmax_forward(p, ins, oc):
     return torch.softmax(x.reshape(n, -1), dim=1).reshape(x.shape)
 
 
+_COLUMNS: dict = {}  # (k, device) -> arange(k) as int64, shared read-only
+
+
+def _columns(k, device):
+    c = _COLUMNS.get((k, device))
+    if c is None:
+        if len(_COLUMNS) > 64:
+            _COLUMNS.clear()
+        c = _COLUMNS[(k, device)] = torch.arange(k, device=device)
+    return c
+
+
 def _softmax_backward(p, ins, oc):
     """(softmax - target) * grad_scale / normaliser, with MXNet's ignore/normalisation rules."""
     out, label = ins
@@ -231,18 +243,18 @@ def _softmax_backward(p, ins, oc):
     if lab_f.numel() > prob.shape[0]:  # N-D data flattened to (N, K): row i reads label.flat[i]
         lab_f = lab_f[:prob.shape[0]]
     lab = lab_f.to(torch.int64)
-    grad = prob.clone()
-    valid_onehot = (lab >= 0) & (lab < k)
     if p.smooth_alpha:
+        grad = prob.clone()
+        valid_onehot = (lab >= 0) & (lab < k)
         rows = torch.nonzero(valid_onehot, as_tuple=True)[0]
         off = p.smooth_alpha / (k - 1)
         grad[valid_onehot] -= off
         grad[rows, lab[rows]] -= (1.0 - p.smooth_alpha) - off
     else:
-        # -1 at each valid row's label as one scatter (x + -1 == x - 1 exactly; other rows get
-        # -0.0, which changes nothing): no torch.nonzero, which waits for the device on GPUs
-        grad.scatter_add_(1, torch.where(valid_onehot, lab, 0).unsqueeze(1),
-                          valid_onehot.to(grad.dtype).neg_().unsqueeze(1))
+        # minus one where a row's (integer) label equals the column: labels out of range
+        # match no column; one comparison with a cached arange, no torch.nonzero (which waits
+        # for the device on GPUs) and no scatter
+        grad = prob - (lab.unsqueeze(1) == _columns(k, lab.device)).to(prob.dtype)
     if p.use_ignore:
         grad[lab_f == p.ignore_label] = 0
     scale = p.grad_scale
@@ -254,7 +266,8 @@ def _softmax_backward(p, ins, oc):
             scale /= spatial
     elif p.multi_output:
         scale /= spatial
-    grad = grad * scale
+    if scale != 1.0:  # (a product with 1.0 changes no value: skipped)
+        grad = grad * scale
     if p.out_grad:
         grad = grad * prob
     return _unflatten_like(grad, out, p)

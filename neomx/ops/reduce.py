@@ -58,17 +58,33 @@ def _reduce_forward(fn):
 _SUM_TO_1 = operator.methodcaller("sum_to_size", 1)
 
 
-def _reduce_fast_kernel(fn, full=None):
-    """Reductions over every axis (no ``axis``) accept any input: one call, no validation.
-    ``full(x)``: the same reduction over all axes as a 0-dim tensor (bitwise equal to ``fn``)."""
+def _sum_to_1(x):
+    """A full sum of shape (1,) in one ATen call (refusing 0-dim inputs: general path); integer
+    sums keep their dtype (torch widens them to int64); a (1,)-shaped input comes back itself,
+    which the imperative fast path copies."""
+    out = _SUM_TO_1(x)
+    return out if out.dtype is x.dtype else out.to(x.dtype)
+
+
+def _reduce_fast_kernel(fn, full=None, by_axes=True):
+    """Direct kernels of a reduction (no validation: torch refuses what MXNet refuses, and
+    those calls take the general path). Over every axis (no ``axis``) any input is accepted:
+    one call; ``full(x)`` is the same reduction over all axes as a 0-dim tensor (bitwise equal
+    to ``fn``). Over given axes (not ``exclude``; ``by_axes``: ``fn`` is torch's reduction, which
+    refuses repeated and out-of-range axes), ``fn`` with those axes as torch takes them."""
     def make(p):
-        if p.axis is not None and p.axis != ():
-            return None
         keep = p.keepdims
+        if p.axis is not None and p.axis != ():
+            if p.exclude or not by_axes:
+                return None
+            axes = p.axis
+
+            def axes_kernel(x):  # (out-of-range or repeated axes raise in torch: general path)
+                out = fn(x, axes, keep)
+                return out if out.dim() else out.reshape(1)
+            return axes_kernel, False
         if full is torch.sum and not keep:  # one ATen call to shape (1,), bitwise the same sum
-            # (a C callable: no Python frame; it returns a (1,)-shaped input itself, which the
-            # imperative fast path copies, and refuses 0-dim inputs: general path)
-            return _SUM_TO_1, False
+            return _sum_to_1, False
         if full is not None and not keep:
             return (lambda x: full(x).unsqueeze(0) if x.dim() else x.clone()), False
 
@@ -79,6 +95,34 @@ def _reduce_fast_kernel(fn, full=None):
             return out.reshape(1) if out.dim() == 0 else out
         return kernel, False
     return make
+
+
+def _int_kept(reduce):
+    """MXNet keeps an integer input's dtype (sums and products wrap around in it); torch
+    widens integer sums and products to int64."""
+    def fn(x, axes, keep):
+        out = reduce(x, axes, keep)
+        return out if out.dtype is x.dtype else out.to(x.dtype)
+    return fn
+
+
+def _mean(x, axes, keep):
+    if x.is_floating_point():
+        return torch.mean(x, dim=axes, keepdim=keep)
+    n = 1  # integers: MXNet divides the integer sum (wrapped in the dtype), truncating toward 0
+    for a in ((axes,) if isinstance(axes, int) else axes):
+        n *= x.shape[a]
+    s = torch.sum(x, dim=axes, keepdim=keep).to(x.dtype)
+    return torch.div(s, max(n, 1), rounding_mode="trunc").to(x.dtype)
+
+
+def _mean_full(x):
+    return torch.mean(x) if x.is_floating_point() else _mean(x, tuple(range(x.dim())), False)
+
+
+def _nansum_full(x):
+    out = torch.nansum(x)
+    return out if out.dtype is x.dtype else out.to(x.dtype)
 
 
 def _torch_max(x, axes, keep):
@@ -118,16 +162,17 @@ def _extreme_grad(F, p, ins, outs, ograds):
 
 
 for _name, _fn, _full, _grad, _aliases in (
-        ("sum", lambda x, a, k: torch.sum(x, dim=a, keepdim=k), torch.sum, _sum_grad, ("sum_axis",)),
-        ("mean", lambda x, a, k: torch.mean(x, dim=a, keepdim=k), torch.mean, _mean_grad, ()),
+        ("sum", _int_kept(lambda x, a, k: torch.sum(x, dim=a, keepdim=k)), torch.sum, _sum_grad,
+         ("sum_axis",)),
+        ("mean", _mean, _mean_full, _mean_grad, ()),
         ("max", _torch_max, None, _extreme_grad, ("max_axis",)),
         ("min", _torch_min, None, _extreme_grad, ("min_axis",)),
-        ("prod", lambda x, a, k: _prod_axes(x, a, k), None, lambda F, p, i, o, g: _prod_grad(F, p, i, o, g), ()),
-        ("nansum", lambda x, a, k: torch.nansum(x, dim=a, keepdim=k), torch.nansum,
+        ("prod", _int_kept(lambda x, a, k: _prod_axes(x, a, k)), None, lambda F, p, i, o, g: _prod_grad(F, p, i, o, g), ()),
+        ("nansum", _int_kept(lambda x, a, k: torch.nansum(x, dim=a, keepdim=k)), _nansum_full,
          lambda F, p, i, o, g: _nansum_grad(F, p, i, o, g), ()),
 ):
     register(OpDef(_name, _reduce_forward(_fn), _reduce_infer_shape, params=_REDUCE_PARAMS,
-                   fast_kernel=_reduce_fast_kernel(_fn, _full),
+                   fast_kernel=_reduce_fast_kernel(_fn, _full, _name != "prod"),
                    gradient=_grad, aliases=_aliases,
                    doc=f"Computes the {_name} of array elements over given axes.\n\n"
                        "A reduction over every axis returns shape ``(1,)``."))
@@ -312,6 +357,9 @@ def _dot_gradient(F, p, ins, outs, ograds):
             db = F.transpose(db, axes=_inverse(_rhs_axes(b.ndim)))
         return [da, db]
     if not ta and not tb:
+        if getattr(a, "stype", "default") == "csr":
+            # (MXNet's executors compute no gradient for a csr lhs: its array stays zero)
+            return [F._zeros(shape=a.shape, dtype=a.dtype), F.dot(a, g, transpose_a=True)]
         return [F.dot(g, b, transpose_b=True), F.dot(a, g, transpose_a=True)]
     if ta and not tb:
         return [F.dot(b, g, transpose_b=True), F.dot(a, g)]
@@ -320,12 +368,25 @@ def _dot_gradient(F, p, ins, outs, ograds):
     return [F.dot(b, g, transpose_a=True, transpose_b=True), F.dot(g, a, transpose_a=True, transpose_b=True)]
 
 
+def _mm_ta(a, b):
+    return torch.mm(a.t(), b)
+
+
+def _mm_tb(a, b):
+    return torch.mm(a, b.t())
+
+
+def _mm_tab(a, b):
+    return torch.mm(a.t(), b.t())
+
+
 def _dot_fast_kernel(p):
-    if p.transpose_a or p.transpose_b:
-        return None
     # torch.mm takes exactly the valid matrix products (it refuses mismatched shapes or dtypes
-    # and other ranks; those calls go to the general path)
-    return torch.mm, False
+    # and other ranks; those calls go to the general path); ``t()`` of a matrix is its
+    # transpose (of a vector the vector itself, which mm then refuses)
+    if p.transpose_a:
+        return (_mm_tab if p.transpose_b else _mm_ta), False
+    return (_mm_tb if p.transpose_b else torch.mm), False
 
 
 register(OpDef("dot", _dot_forward, _dot_infer_shape, params=_DOT_PARAMS, inputs=("lhs", "rhs"),

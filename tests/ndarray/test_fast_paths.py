@@ -166,18 +166,45 @@ def test_full_sum_of_one_element_is_a_new_array_while_the_engine_is_busy(threade
 
 # --- one dispatch --------------------------------------------------------------------------------
 def test_operators_and_functions_share_one_dispatch():
-    a, b = nd.ones((2, 3)), nd.ones((2, 3)) * 2
+    """``a + b`` and ``nd.broadcast_add(a, b)`` run the op's one direct computation (the plan of
+    the function calls it too), and give the same results and errors, first call and later."""
+    from neomx.ndarray import register
+    run, run_inplace = register.direct_arithmetic("broadcast_add")
     fn = nd.broadcast_add
     fn.plans.clear()
-    (a + b).asnumpy()  # the general path makes the plan for two inputs ...
-    assert 2 in fn.plans
-    plan = fn.plans[2]
-    np.testing.assert_array_equal(fn(a, b).asnumpy(), 3.0)  # ... which the function then uses
-    assert fn.plans[2] is plan
+    a, b = nd.ones((2, 3)), nd.ones((2, 3)) * 2
+    (a + b).asnumpy()
+    assert 2 not in fn.plans  # the operator needs no plan ...
+    np.testing.assert_array_equal(fn(a, b).asnumpy(), 3.0)
+    plan = fn.plans[2]  # ... the function's plan, made by its first call, runs the same code
+    assert run in [c.cell_contents for c in plan.run.__closure__]
+    cases = [(nd.ones((2, 3)), nd.ones((3,))), (nd.ones((2, 3)), nd.ones((2, 1), dtype="float64")),
+             (nd.array([7, -7], dtype="int32"), nd.array([2, 2], dtype="int32")),
+             (nd.ones((2, 3)), nd.ones((4,)))]
+    for x, y in cases:
+        for op, f in ((lambda u, v: u + v, nd.broadcast_add), (lambda u, v: u / v, nd.broadcast_div),
+                      (lambda u, v: u * v, nd.broadcast_mul)):
+            for _ in range(2):
+                try:
+                    want = f(x, y).asnumpy()
+                except mx.base.MXNetError as e:
+                    with pytest.raises(mx.base.MXNetError) as got:
+                        op(x, y)
+                    assert str(got.value) == str(e)
+                    continue
+                got = op(x, y).asnumpy()
+                assert got.dtype == want.dtype
+                np.testing.assert_array_equal(got, want)
     s = nd._internal._mul_scalar
     s.plans.clear()
-    (a * 3.0).asnumpy()
-    assert s.plans[(3.0, float)] is s.plans[(1, "scalar", 3.0, float)]
+    s(a, scalar=3.0).asnumpy()
+    assert (1, "scalar", 3.0, float) in s.plans
+    for x in (nd.array([1, 2], dtype="int32"), nd.array([1.5, 2], dtype="float16")):
+        for k in (3, 1.5, -2.5):
+            for _ in range(2):
+                got, want = (x * k).asnumpy(), s(x, scalar=k).asnumpy()
+                assert got.dtype == want.dtype
+                np.testing.assert_array_equal(got, want)
 
 
 def test_inplace_updates_keep_the_storage():
@@ -209,6 +236,7 @@ def test_many_scalars_overflow_the_plan_table():
     a = nd.ones((2,))
     for k in range(600):  # the table starts over when full; results stay right
         assert (a * float(k)).asnumpy().tolist() == [k, k]
+        assert nd._internal._mul_scalar(a, scalar=float(k)).asnumpy().tolist() == [k, k]
     assert len(nd._internal._mul_scalar.plans) <= 2 * 256
 
 
