@@ -6,7 +6,7 @@ A quantized tensor travels with its real-valued range: every quantized operator 
 plus ``min``/``max`` scalars (shape ``(1,)``, float32) for each quantized input, and returns its
 data plus the output's ``min``/``max``. int8 data is symmetric (``q = x * 127 / max|range|``),
 uint8 data is non-negative; GEMM and convolution accumulate exactly in int32 (int8 products
-summed in float64, exact for any realistic reduction length, then cast to int32), and
+summed in float32 or float64, exact in either, then cast to int32), and
 ``requantize`` brings an int32 result back to int8/uint8 with a calibrated range.
 
 The reference is MXNet 1.9.1's CPU build with MKLDNN (oneDNN kernels), whose arithmetic these
@@ -235,21 +235,23 @@ register(OpDef(
 
 def _dequantize_forward(p, ins, oc):
     data, lo_t, hi_t = ins
-    _need_quantized("dequantize", data, (torch.int8, torch.uint8, torch.int32))
+    if data.dtype not in (torch.int8, torch.uint8):
+        raise TypeInferError(_DEQUANTIZE_TYPE_ERROR)
     real = _maxabs(_scalar(lo_t), _scalar(hi_t))
-    if data.dtype == torch.int32:
-        return data.to(torch.float64).mul_(real / INT32_MAX).to(torch.float32)
     q = 255.5 if data.dtype == torch.uint8 else 127.5
     scale = _F32(real) / _F32(q)
     return data.to(torch.float32) * float(scale)
 
 
+_DEQUANTIZE_TYPE_ERROR = ("Check failed: in_attrs->at(0) == mshadow::kUint8 || in_attrs->at(0) == "
+                          "mshadow::kInt8: the input data type of dequantize op must be provided, "
+                          "either uint8 or int8")
+
+
 def _dequantize_type(p, ins, outs):
     ins = list(ins)
-    if ins[0] is not None and np.dtype(ins[0]) not in (np.dtype(np.int8), np.dtype(np.uint8),
-                                                       np.dtype(np.int32)):
-        raise TypeInferError(f"dequantize: data must be int8, uint8 or int32, got "
-                             f"{np.dtype(ins[0]).name}")
+    if ins[0] is not None and np.dtype(ins[0]) not in (np.dtype(np.int8), np.dtype(np.uint8)):
+        raise TypeInferError(_DEQUANTIZE_TYPE_ERROR)
     return [ins[0], np.float32, np.float32], [np.float32]
 
 
@@ -258,8 +260,8 @@ register(OpDef(
     lambda p, ins, outs: (_range_shapes(ins, 1, 2), [ins[0]]), infer_type=_dequantize_type,
     params=(Param("out_type", "str", "float32", "Output data type.", choices=("float32",)),),
     inputs=("data", "min_range", "max_range"), hint="dequantize",
-    doc="Dequantize int8/uint8 (or int32) ``data`` with its range into float32: "
-        "``x * max|range| / 127.5`` (int8), ``/ 255.5`` (uint8), ``/ INT32_MAX`` (int32).\n\n"
+    doc="Dequantize int8/uint8 ``data`` with its range into float32: ``x * max|range| / 127.5`` "
+        "(int8), ``/ 255.5`` (uint8).\n\n"
         "Examples\n--------\n"
         ">>> import neomx as mx\n"
         ">>> q = mx.nd.array([-51, 0, 102], dtype='int8')\n"

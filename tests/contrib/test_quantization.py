@@ -106,7 +106,9 @@ def test_quantize_roundtrip_within_one_step():
 @pytest.mark.parametrize("call, fragment", [
     (lambda: mx.nd.contrib.quantize_v2(mx.nd.array([1.0]), out_type="int4"), "valid values"),
     (lambda: mx.nd.contrib.dequantize(mx.nd.array([1.0]), mx.nd.array([0.0]), mx.nd.array([1.0])),
-     "int8"),
+     "either uint8 or int8"),
+    (lambda: mx.nd.contrib.dequantize(mx.nd.array([1], dtype="int32"), mx.nd.array([0.0]),
+                                      mx.nd.array([1.0])), "either uint8 or int8"),
     (lambda: mx.nd.contrib.requantize(mx.nd.array([1], dtype="int8"), mx.nd.array([0.0]),
                                       mx.nd.array([1.0])), "int32"),
     (lambda: mx.nd.contrib.quantized_fully_connected(
