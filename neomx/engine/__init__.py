@@ -136,3 +136,26 @@ def bulk(size):
                 x += 1
     """
     return _BulkScope(size)
+
+
+# --- fork -----------------------------------------------------------------------------------------
+# A forked child has none of its parent's threads: not the engine's device workers, nor the
+# intra-op thread pool of torch's kernels (GNU OpenMP's pool hangs the child's first parallel
+# kernel once the parent has used it). As MXNet's pthread_atfork handlers do, the parent finishes
+# its pushed work before forking (Engine::Stop) and the child starts a fresh engine of the same
+# kind (Engine::Start); the child's kernels run on one thread (multiprocessing workers, the
+# DataLoader's included, are many processes already).
+def _before_fork():
+    drain = getattr(_state["engine"], "drain", None)
+    if drain is not None:  # (errors stay recorded for the parent's next wait)
+        drain()
+
+
+def _after_fork_in_child():
+    _state["engine"] = type(_state["engine"])()
+    import torch
+    torch.set_num_threads(1)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)

@@ -147,7 +147,8 @@ class ThreadedEngine:
                     self._errors = [x for x in self._errors if x is not e]
                 raise
 
-    def wait_all(self):
+    def drain(self):
+        """Wait until no pushed work is in flight; errors stay recorded for ``wait_all``."""
         while True:
             with self._lock:
                 pending = list(self._inflight)
@@ -158,6 +159,9 @@ class ThreadedEngine:
                     f.result()
                 except BaseException:
                     pass
+
+    def wait_all(self):
+        self.drain()
         sync_devices()
         with self._lock:
             errors, self._errors = self._errors, []
