@@ -146,6 +146,9 @@ def bulk(size):
 # kind (Engine::Start); the child's kernels run on one thread (multiprocessing workers, the
 # DataLoader's included, are many processes already).
 def _before_fork():
+    import threading
+    if threading.current_thread().name.startswith("neomx-"):
+        return  # forking from a job on an engine worker: that job is in flight itself
     drain = getattr(_state["engine"], "drain", None)
     if drain is not None:  # (errors stay recorded for the parent's next wait)
         drain()
