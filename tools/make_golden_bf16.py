@@ -176,7 +176,17 @@ print(json.dumps(res))
 
 # name -> expression (x, w, b: float32; low: the target dtype), shared with the tests
 CASES = r'''
+def _iadd(a, b):
+    a += b  # MXNet's wrapper casts ``out`` too: a new array comes back
+    return a
+
+
 cases = {
+ "iadd_low_f32": lambda: _iadd(low.copy(), x),
+ "iadd_scalar_low": lambda: _iadd(low.copy(), 1),
+ "iadd_f32_scalar": lambda: _iadd(x.copy(), 1),
+ "fc_out_f32": lambda: mx.nd.FullyConnected(x, w, b, num_hidden=3, out=mx.nd.zeros((2, 3))),
+ "rpow_low": lambda: 2 ** low,
  "fc_f32": lambda: mx.nd.FullyConnected(x, w, b, num_hidden=3),
  "fc_op_f32": lambda: mx.nd.op.FullyConnected(x, w, b, num_hidden=3),
  "fc_low": lambda: mx.nd.FullyConnected(low, w, b, num_hidden=3),

@@ -502,8 +502,9 @@ def make_function(op):
         return p, names, False, slots
 
     def fn(*args, out=None, name=None, ctx=None, **kwargs):
-        if _AMP_HOOK is not None:
-            args, kwargs = _AMP_HOOK(op, args, kwargs)
+        if _AMP_HOOK is not None:  # (``out`` too: MXNet's wrappers cast it as any keyword)
+            args, kwargs = _AMP_HOOK(op, args, kwargs if out is None else dict(kwargs, out=out))
+            out = kwargs.pop("out", None) if "out" in kwargs else None
         if _PROF.imperative:
             return _profiler.call_imperative(op.name, dispatch, (args, out, ctx, kwargs), {})
         if ctx is None and args:
