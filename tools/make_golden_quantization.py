@@ -178,6 +178,11 @@ def ops():
            ([1.0, 4.0, 0.25], F), ([-1.0], F), ([1.5], F)]
     case('batch_norm', 'quantized_batch_norm', [(bd, 'int8')] + bnp,
          dict(min_calib_range=-3.0, max_calib_range=3.0, fix_gamma=False))
+    bu = r.randint(0, 256, (2, 3, 2, 2)).astype('uint8')
+    case('batch_norm_uint8', 'quantized_batch_norm', [(bu, 'uint8')] + [bnp[0], bnp[1], bnp[2],
+                                                                          bnp[3], ([0.0], F),
+                                                                          ([1.5], F)],
+         dict(min_calib_range=-3.0, max_calib_range=3.0, fix_gamma=False))
     r = rng('emb')
     idx = np.array([[0, 2, 4], [3, 1, 0]], 'f')
     we = r.randint(-127, 128, (5, 3)).astype('int8')

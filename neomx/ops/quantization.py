@@ -73,10 +73,24 @@ def _qtype_name(t) -> str:
     return names.get(t.dtype, str(t.dtype).replace("torch.", ""))
 
 
-def _need_quantized(name, t, allowed=(torch.int8, torch.uint8)):
-    if t.dtype not in allowed:
-        want = " or ".join(_qtype_name(torch.empty(0, dtype=a)) for a in allowed)
-        raise TypeInferError(f"{name}: expected {want} data, got {_qtype_name(t)}")
+_MX_TYPE_CODE = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
+                 "int64": 6, "bool": 7}
+
+
+def _type_inconsistent(provided, inferred):
+    return TypeInferError(f"Type inconsistent, Provided = {provided}, inferred type = {inferred}")
+
+
+def _need_quantized(name, t, allowed=(torch.int8, torch.uint8), message=None):
+    """Check an input's type: one allowed type gives MXNet's "Type inconsistent" error, the
+    int8/uint8 pair ``message`` (default: "<name> op only supports uint8 and int8 ...")."""
+    if t.dtype in allowed:
+        return
+    got = _qtype_name(t)
+    if len(allowed) == 1:
+        raise _type_inconsistent(got, _qtype_name(torch.empty(0, dtype=allowed[0])))
+    raise TypeInferError((message or f"{name} op only supports uint8 and int8 as input type")
+                         + f", got {got}")
 
 
 def _range_shapes(ins, first, count):
@@ -125,8 +139,7 @@ def _quantize_shape(p, ins, outs):
 def _float_in_type(p, ins, outs):
     ins = list(ins)
     if ins[0] is not None and np.dtype(ins[0]) != np.float32:
-        raise TypeInferError(f"Incompatible attr in node {{node}} at 0-th input: expected float32, "
-                             f"got {np.dtype(ins[0]).name}")
+        raise _type_inconsistent(np.dtype(ins[0]).name, "float32")
     ins = [np.float32] * len(ins)
     return ins, [_np_q(p.out_type, p) or np.int8] + [np.float32] * (len(outs) - 1)
 
@@ -177,6 +190,11 @@ def _quantize_v2_forward(p, ins, oc):
 
 
 def _quantize_v2_type(p, ins, outs):
+    if ins[0] is not None and np.dtype(ins[0]) not in (np.dtype(np.float32), np.dtype(np.int8),
+                                                       np.dtype(np.uint8)):
+        raise TypeInferError("Check failed: in_attrs->at(0) == mshadow::kFloat32 || "
+                             "in_attrs->at(0) == mshadow::kUint8 || in_attrs->at(0) == "
+                             f"mshadow::kInt8: got {np.dtype(ins[0]).name}")
     t = _np_q(p.out_type, p) or np.int8  # 'auto' without a calibrated range: int8
     return [ins[0] if ins[0] is not None else np.float32], [t, np.float32, np.float32]
 
@@ -272,7 +290,7 @@ register(OpDef(
 
 def _requantize_forward(p, ins, oc):
     data, lo_t, hi_t = ins
-    _need_quantized("requantize", data, (torch.int32,))
+    _need_quantized("requantize", data, (torch.int32,))  # ("Type inconsistent")
     in_range = _maxabs(_scalar(lo_t), _scalar(hi_t))
     real = data.to(torch.float64) * (in_range / INT32_MAX)
     if p.min_calib_range is not None and p.max_calib_range is not None:
@@ -294,7 +312,7 @@ def _requantize_forward(p, ins, oc):
 def _requantize_type(p, ins, outs):
     ins = list(ins)
     if ins[0] is not None and np.dtype(ins[0]) != np.int32:
-        raise TypeInferError(f"requantize: data must be int32, got {np.dtype(ins[0]).name}")
+        raise _type_inconsistent(np.dtype(ins[0]).name, "int32")
     t = _np_q(p.out_type, p)
     if t is None:
         t = outs[0] if outs[0] is not None else np.int8

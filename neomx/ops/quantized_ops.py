@@ -8,7 +8,8 @@ output's range; the arithmetic follows MXNet 1.9.1's CPU (MKLDNN) kernels, see
 :mod:`neomx.ops.quantization` for the shared conventions. Convolution and fully-connected
 layers accumulate exactly in int32 (int8 products summed in float32 while every partial sum
 stays below 2**24, else in float64) and return the int32 range
-``max|data| * max|weight| * INT32_MAX / (Qd * 127)``.
+``max|data| * max|weight| * INT32_MAX / (Qd * 127)``. ``quantized_batch_norm`` on uint8 data
+is within one quantization step of MXNet's (its int8 path is exact).
 """
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ import torch.nn.functional as TF
 
 from .conv import _CONV_PARAMS, _POOL_PARAMS, _pool_compute, _pool_infer_shape
 from .norm import _BN_PARAMS, _EMBED_PARAMS, _embed_indices
-from .quantization import (_CALIB, _F32, _QTYPES, _RANGE1, INT32_MAX, _f32, _maxabs,
-                           _need_quantized, _range_shapes, _saturate, _scalar)
+from .quantization import (_CALIB, _F32, _MX_TYPE_CODE, _QTYPES, _RANGE1, INT32_MAX, _f32,
+                           _maxabs, _need_quantized, _range_shapes, _saturate, _scalar,
+                           _type_inconsistent)
 from .registry import OpDef, Param, ShapeError, TypeInferError, get, register
 
 
@@ -58,10 +60,16 @@ def _mult_range(d_range, qd, w_range):
     return float(_F32(unit * _F32(INT32_MAX)))
 
 
+def _fc_type_message(name):
+    return (f"QuantizedFullyConnected only supports int8/uint8 input, while "
+            f"{_MX_TYPE_CODE.get(name, -1)} is given.")
+
+
 def _qfc_forward(p, ins, oc):
     n = 2 if p.no_bias else 3
     data, weight = ins[0], ins[1]
-    _need_quantized("quantized_fully_connected", data)
+    if data.dtype not in (torch.int8, torch.uint8):
+        raise TypeInferError(_fc_type_message(str(data.dtype).replace("torch.", "")))
     _need_quantized("quantized_fully_connected", weight, (torch.int8,))
     lo_d, hi_d, lo_w, hi_w = (_scalar(t) for t in ins[n:n + 4])
     d_range, w_range = _maxabs(lo_d, hi_d), _maxabs(lo_w, hi_w)
@@ -105,9 +113,14 @@ def _qgemm_type(p, ins, outs):
     ins = list(ins)
     nd = 2 if p.no_bias else 3
     if ins[0] is not None and np.dtype(ins[0]) not in _QTYPES:
-        raise TypeInferError(f"Incompatible attr in node {{node}} at 0-th input: expected int8 or "
-                             f"uint8, got {np.dtype(ins[0]).name}")
+        name = np.dtype(ins[0]).name
+        if "kernel" in p:
+            raise TypeInferError(f"quantized_conv op only supports uint8 and int8 as input type, "
+                                 f"got {name}")
+        raise TypeInferError(_fc_type_message(name))
     for i in range(1, nd):
+        if ins[i] is not None and np.dtype(ins[i]) != np.int8:
+            raise _type_inconsistent(np.dtype(ins[i]).name, "int8")
         ins[i] = np.int8
     for i in range(nd, len(ins)):
         ins[i] = np.float32
@@ -179,13 +192,18 @@ register(OpDef(
 
 
 # --- shape-preserving quantized ops ---------------------------------------------------------------
-def _same_q_type(p, ins, outs):
-    ins = list(ins)
-    t = ins[0] if ins[0] is not None else outs[0]
-    if t is not None and np.dtype(t) not in _QTYPES:
-        raise TypeInferError(f"Incompatible attr in node {{node}} at 0-th input: expected int8 or "
-                             f"uint8, got {np.dtype(t).name}")
-    return [t] + [np.float32] * (len(ins) - 1), [t, np.float32, np.float32]
+_POOL_TYPES = "mkldnn_quantized_pooling op only supports uint8 and int8 as input type"
+_ACT_TYPES = "_contrib_quantized_act op only supports uint8 and int8 as input type"
+def _same_q_type_for(message):
+    """Type rule of an op whose output has its data's type: int8 or uint8 (``message`` names
+    the op in MXNet's words), any type when ``message`` is None (quantized_flatten)."""
+    def rule(p, ins, outs):
+        ins = list(ins)
+        t = ins[0] if ins[0] is not None else outs[0]
+        if message and t is not None and np.dtype(t) not in _QTYPES:
+            raise TypeInferError(f"{message}, got {np.dtype(t).name}")
+        return [t] + [np.float32] * (len(ins) - 1), [t, np.float32, np.float32]
+    return rule
 
 
 def _qpool_shape(p, ins, outs):
@@ -195,12 +213,9 @@ def _qpool_shape(p, ins, outs):
 
 def _qpool_forward(p, ins, oc):
     data, lo_t, hi_t = ins
-    _need_quantized("quantized_pooling", data)
+    _need_quantized("quantized_pooling", data, message=_POOL_TYPES)
     if p.pool_type not in ("max", "avg"):
-        raise ShapeError(f"Check failed: param.pool_type == pool_enum::kMaxPooling || "
-                         f"param.pool_type == pool_enum::kAvgPooling : "
-                         f"QuantizedPoolingForward<cpu> "
-                         f"only supports pool_type=max/avg for now")
+        raise ShapeError("QuantizedPoolingOp only supports pool_type=max/avg for now")
     if p.layout not in (None, "NCHW"):
         raise ShapeError(f"quantized_pooling: only NCHW layout is supported, got {p.layout}")
     y, _ = _pool_compute(p, data.to(torch.float64))
@@ -210,7 +225,8 @@ def _qpool_forward(p, ins, oc):
 register(OpDef(
     "_contrib_quantized_pooling", _qpool_forward,
     lambda p, ins, outs: _qpool_shape(p, ins, outs),
-    infer_type=_same_q_type, params=_POOL_PARAMS, inputs=("data", "min_data", "max_data"),
+    infer_type=_same_q_type_for(_POOL_TYPES), params=_POOL_PARAMS,
+    inputs=("data", "min_data", "max_data"),
     outputs=("output", "min_output", "max_output"), hint="quantized_pooling",
     doc="Max or average pooling on int8/uint8 data (averages rounded half to even); the range "
         "passes through.\n\n"
@@ -225,9 +241,9 @@ register(OpDef(
 
 def _qact_forward(p, ins, oc):
     data, lo_t, hi_t = ins
-    _need_quantized("quantized_act", data)
+    _need_quantized("quantized_act", data, message=_ACT_TYPES)
     if p.act_type != "relu":
-        raise ShapeError(f"quantized_act: only act_type=relu is supported, got {p.act_type}")
+        raise ShapeError("_contrib_quantized_act only supports act_type=relu for now")
     out = data.clamp(min=0) if data.dtype == torch.int8 else data.clone()
     return out, lo_t.clone(), hi_t.clone()
 
@@ -239,7 +255,7 @@ def _same_q_shape(p, ins, outs):
 
 
 register(OpDef(
-    "_contrib_quantized_act", _qact_forward, _same_q_shape, infer_type=_same_q_type,
+    "_contrib_quantized_act", _qact_forward, _same_q_shape, infer_type=_same_q_type_for(_ACT_TYPES),
     params=get("Activation").params, inputs=("data", "min_data", "max_data"),
     outputs=("output", "min_output", "max_output"), hint="quantized_act",
     doc="Activation (relu only) on int8/uint8 data; the range passes through.\n\n"
@@ -263,7 +279,7 @@ register(OpDef(
     "_contrib_quantized_flatten",
     lambda p, ins, oc: (ins[0].reshape(ins[0].shape[0], -1).clone(), ins[1].clone(),
                         ins[2].clone()),
-    _qflatten_shape, infer_type=_same_q_type, inputs=("data", "min_data", "max_data"),
+    _qflatten_shape, infer_type=_same_q_type_for(None), inputs=("data", "min_data", "max_data"),
     outputs=("output", "min_output", "max_output"), hint="quantized_flatten",
     doc="Flatten int8/uint8 data to 2-D; the range passes through.\n\n"
         "Examples\n--------\n"
@@ -372,12 +388,11 @@ def _qadd_forward(p, ins, oc):
 
 def _binary_shape(p, ins, outs):
     ins = list(ins)
+    if ins[0] is not None and ins[1] is not None and tuple(ins[0]) != tuple(ins[1]):
+        a, b = (f"[{','.join(map(str, s))}]" for s in ins[:2])
+        raise ShapeError(f"Check failed: (*in_shape)[0] == (*in_shape)[1] ({a} vs. {b}) : ")
     known = next((s for s in ins[:2] + [outs[0]] if s is not None), None)
-    for i in range(2):
-        if ins[i] is not None and known is not None and tuple(ins[i]) != tuple(known):
-            raise ShapeError(f"Incompatible attr in node {{node}} at {i}-th input: expected "
-                             f"[{','.join(map(str, known))}], got [{','.join(map(str, ins[i]))}]")
-        ins[i] = known
+    ins[0] = ins[1] = known
     ins = _range_shapes(ins, 2, 4)
     return ins, [known, _RANGE1, _RANGE1]
 
@@ -454,9 +469,14 @@ register(OpDef(
 
 
 # --- batch norm, embedding ---------------------------------------------------------------------
+_BN_TYPES = ("QuantizedBatchNorm with MKLDNN backend only supports int8/uint8 input, while {} "
+             "is given.")
+
+
 def _qbn_forward(p, ins, oc):
     data, gamma, beta, mean, var, lo_t, hi_t = ins
-    _need_quantized("quantized_batch_norm", data, (torch.int8,))
+    if data.dtype not in (torch.int8, torch.uint8):
+        raise TypeInferError(_BN_TYPES.format(_MX_TYPE_CODE.get(str(data.dtype)[6:], -1)))
     if p.min_calib_range is None or p.max_calib_range is None:
         raise ShapeError("min_calib_range or max_calib_range is not available. Quantized BN "
                          "currently don't support calib_mode=None")
@@ -469,11 +489,19 @@ def _qbn_forward(p, ins, oc):
     inv = 1.0 / torch.sqrt(var.to(torch.float64) + p.eps)
     # oneDNN's batch norm gets the folded scale/shift with mean 0 and variance 1, so the data
     # term is divided by sqrt(1 + eps) once more; scales are (127 + 0.5) / max|range|
-    in_scale, out_scale = 127.5 / d_range, 127.5 / o_range
+    in_scale = (255.5 if data.dtype == torch.uint8 else 127.5) / d_range
+    out_scale = 127.5 / o_range
     w = g * inv * (out_scale / in_scale) / math.sqrt(1.0 + p.eps)
     b = (beta.to(torch.float64) - mean.to(torch.float64) * g * inv) * out_scale
     y = data.to(torch.float64) * w.reshape(shape) + b.reshape(shape)
     return _saturate(y, torch.int8), _f32(-o_range), _f32(o_range)
+
+
+def _qbn_type(p, ins, outs):
+    t = ins[0]
+    if t is not None and np.dtype(t) not in _QTYPES:
+        raise TypeInferError(_BN_TYPES.format(_MX_TYPE_CODE.get(np.dtype(t).name, -1)))
+    return [t] + [np.float32] * 6, [np.int8, np.float32, np.float32]
 
 
 def _qbn_shape(p, ins, outs):
@@ -489,8 +517,7 @@ def _qbn_shape(p, ins, outs):
 
 register(OpDef(
     "_contrib_quantized_batch_norm", _qbn_forward, _qbn_shape,
-    infer_type=lambda p, ins, outs: ([np.int8] + [np.float32] * 6,
-                                     [np.int8, np.float32, np.float32]),
+    infer_type=_qbn_type,
     params=_BN_PARAMS, inputs=("data", "gamma", "beta", "moving_mean", "moving_var", "min_data",
                                "max_data"),
     outputs=("output", "min_output", "max_output"), hint="quantized_batch_norm",
