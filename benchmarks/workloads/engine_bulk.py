@@ -1,0 +1,79 @@
+"""``engine-bulk``: ``mx.engine.bulk(size)`` (MXNet's bulk execution of consecutive imperative
+operators) while an executor's forward is in flight.
+
+Each iteration starts an inference forward of a bound FullyConnected graph (batch 256,
+1024 -> 1024: asynchronous in neomx and MXNet) and then runs ``OPS`` small in-place updates on a
+4x4 array the forward does not touch, inside ``with mx.engine.bulk(OPS)``; then it waits. Metric:
+seconds for the iterations. Extras: the same loop without ``bulk`` and the ratio, which is the
+measured effect of bulking. PyTorch eager has no engine: it runs the forward and the updates in
+order (the reference for the same work)."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+METRIC = ("time_s", "s", "FC forward in flight + 32 small ops, bulk(32)")
+OPS = 32
+BATCH, IN, OUT = 256, 1024, 1024
+
+
+def _iters(cfg):
+    return (30, 5) if cfg["quick"] else (200, 20)
+
+
+def run_mx(mx, cfg):
+    n, warmup = _iters(cfg)
+    rng = np.random.RandomState(cfg["seed"])
+    data = mx.sym.Variable("data")
+    net = mx.sym.FullyConnected(data, num_hidden=OUT, name="fc")
+    ex = net.simple_bind(mx.cpu(), data=(BATCH, IN), grad_req="null")
+    for name, arr in zip(net.list_arguments(), ex.arg_arrays):
+        arr[:] = rng.uniform(-0.1, 0.1, arr.shape).astype(np.float32)
+    x = mx.nd.zeros((4, 4))
+
+    def loop(k, bulk):
+        nonlocal x
+        for _ in range(k):
+            ex.forward(is_train=False)
+            if bulk:
+                with mx.engine.bulk(OPS):
+                    for _ in range(OPS):
+                        x += 1.0
+            else:
+                for _ in range(OPS):
+                    x += 1.0
+        mx.nd.waitall()
+
+    timings = {}
+    for bulk in (True, False, True, False):  # interleaved: the best of two of each
+        loop(warmup, bulk)
+        t0 = time.perf_counter()
+        loop(n, bulk)
+        dt = time.perf_counter() - t0
+        timings[bulk] = min(dt, timings.get(bulk, float("inf")))
+    expect = 2 * (warmup + n) * OPS * 2
+    assert float(x.asnumpy()[0, 0]) == expect, (float(x.asnumpy()[0, 0]), expect)
+    return {"value": timings[True],
+            "extra": {"no_bulk_s": timings[False], "bulk_over_no_bulk": timings[True] / timings[False],
+                      "iterations": n, "ops_per_iteration": OPS}}
+
+
+def run_torch(torch, cfg):
+    n, warmup = _iters(cfg)
+    rng = np.random.RandomState(cfg["seed"])
+    w = torch.from_numpy(rng.uniform(-0.1, 0.1, (OUT, IN)).astype(np.float32))
+    b = torch.from_numpy(rng.uniform(-0.1, 0.1, (OUT,)).astype(np.float32))
+    d = torch.from_numpy(rng.uniform(-0.1, 0.1, (BATCH, IN)).astype(np.float32))
+    x = torch.zeros(4, 4)
+
+    def loop(k):
+        for _ in range(k):
+            torch.nn.functional.linear(d, w, b)
+            for _ in range(OPS):
+                x.add_(1.0)
+    loop(warmup)
+    t0 = time.perf_counter()
+    loop(n)
+    dt = time.perf_counter() - t0
+    return {"value": dt, "extra": {"iterations": n, "ops_per_iteration": OPS}}
