@@ -376,3 +376,29 @@ def test_fft_ifft_count_sketch_on_gpu():
                                      mx.nd.array([[1, -1, 1]], ctx=ctx), out_dim=5)
     np.testing.assert_allclose(out.asnumpy(), [[1.2, 0, 0, -2.5, 3.4], [3.2, 0, 0, -5.7, 6.6]],
                                rtol=1e-6)
+
+
+# --- the op micro-benchmark's fixes ------------------------------------------------------------------
+def test_large_2x2_max_pooling_fast_path_matches_aten(monkeypatch):
+    """2x2/2 max pooling of a large NCHW input (over the channels-last path's 4M elements) takes
+    the strided-maximum kernel: the same maxima, argmax workspace and gradient as ATen's, ties
+    going to the first cell in row-major order."""
+    import torch
+    from neomx.ops import conv
+    calls = []
+    kernel = conv._max_pool_2x2
+    monkeypatch.setattr(conv, "_max_pool_2x2", lambda *a: calls.append(1) or kernel(*a))
+    rng = np.random.RandomState(5)
+    x = rng.randint(0, 4, (2, 8, 512, 513)).astype(np.float32)  # many ties; odd width
+    head = rng.randn(2, 8, 256, 256).astype(np.float32)
+    a = mx.nd.array(x)
+    a.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Pooling(a, kernel=(2, 2), stride=(2, 2), pool_type="max")
+    y.backward(mx.nd.array(head))
+    t = torch.from_numpy(x).requires_grad_(True)
+    ty = torch.nn.functional.max_pool2d(t, 2, 2)
+    ty.backward(torch.from_numpy(head))
+    np.testing.assert_array_equal(y.asnumpy(), ty.detach().numpy())
+    np.testing.assert_array_equal(a.grad.asnumpy(), t.grad.numpy())
+    assert calls
