@@ -52,8 +52,10 @@ METRICS = {
     "image-record-iter": ("us_per_image", "us/image",
                           "ImageRecordIter crop 224+mirror+normalize, batch 64, 2 threads"),
     "engine-bulk": ("time_s", "s", "FC forward in flight + 32 small ops in mx.engine.bulk(32), 200 it"),
+    # the geometric mean over every (op, shape, fwd / fwd+bwd) cell; the per-op table follows
+    "op-bench": ("geomean_us", "us", "30 ops x 2 shapes, fwd and fwd+bwd: geomean us/call"),
 }
-HEAVY = ("lenet", "lenet-2dev", "memory", "dist", "resnet18", "image-record-iter")
+HEAVY = ("lenet", "lenet-2dev", "memory", "dist", "resnet18", "image-record-iter", "op-bench")
 # The issue's targets: neomx's median <= factor x the peer's median (or an absolute bound).
 TARGETS = {
     "lenet": [("mxnet", 0.6), ("torch", 0.8)],
@@ -518,6 +520,9 @@ def main(argv=None):
 
     table = build_table(result)
     targets = check_targets(result) if "neomx" in peers else []
+    if "op-bench" in result["workloads"]:  # its per-operator table (workloads/op_bench.py)
+        from workloads import op_bench
+        result["op_table"] = op_bench.table(result["workloads"]["op-bench"], peers)
     result["meta"]["duration_s"] = time.time() - started
     text = [f"neomx benchmarks ({result['meta']['date']}, neomx {result['meta']['neomx_git']}): "
             f"median of {'/'.join(sorted({str(w['repeats']) for w in result['workloads'].values()}))} fresh processes "
@@ -528,6 +533,8 @@ def main(argv=None):
                     f"{result['gemm_ceiling_gflops']:.1f} GFLOP/s; LeNet GFLOP/s count conv/fc forward+backward")
     if targets:
         text += ["", "targets (issue):"] + targets
+    if result.get("op_table"):
+        text += ["", result["op_table"]]
     if notes:
         text += ["", "notes:"] + [f"  - {n}" for n in notes]
     text.append(f"\n({result['meta']['duration_s']:.0f} s in all)")
