@@ -148,6 +148,55 @@ KV_OPTIMIZERS = {
 }
 
 
+def update_ops_rsp():
+    """Update operators with row_sparse weights and states (lazy, the states' rows updated in
+    place) and the standard forms."""
+    w0, steps = step_inputs()
+    g = mx.nd.sparse.row_sparse_array(steps[0], shape=(5, 3))
+    rsp = lambda a: a.tostype("row_sparse")  # noqa: E731
+    cases = {
+        "ftrl_dense": (lambda: [mx.nd.array(w0), mx.nd.ones((5, 3)) * 0.1,
+                                mx.nd.ones((5, 3)) * 0.2],
+                       lambda a: mx.nd.ftrl_update(a[0], g, a[1], a[2], out=a[0], lr=0.1,
+                                                   wd=0.1)),
+        "ftrl_rsp": (lambda: [rsp(mx.nd.array(w0)), rsp(mx.nd.ones((5, 3)) * 0.1),
+                              rsp(mx.nd.ones((5, 3)) * 0.2)],
+                     lambda a: mx.nd.sparse.ftrl_update(a[0], g, a[1], a[2], out=a[0], lr=0.1,
+                                                        wd=0.1)),
+        "sgd_mom_rsp": (lambda: [rsp(mx.nd.array(w0)), rsp(mx.nd.ones((5, 3)) * 0.1)],
+                        lambda a: mx.nd.sparse.sgd_mom_update(a[0], g, a[1], out=a[0], lr=0.1,
+                                                              wd=0.1, momentum=0.9)),
+        "sgd_mom_rsp_empty_state": (
+            lambda: [rsp(mx.nd.array(w0)), mx.nd.sparse.zeros("row_sparse", (5, 3))],
+            lambda a: mx.nd.sparse.sgd_mom_update(a[0], g, a[1], out=a[0], lr=0.1, wd=0.1,
+                                                  momentum=0.9)),
+        "adam_rsp": (lambda: [rsp(mx.nd.array(w0)), rsp(mx.nd.ones((5, 3)) * 0.1),
+                              rsp(mx.nd.ones((5, 3)) * 0.2)],
+                     lambda a: mx.nd.sparse.adam_update(a[0], g, a[1], a[2], out=a[0], lr=0.1,
+                                                        wd=0.1)),
+        "sgd_rsp_w": (lambda: [rsp(mx.nd.array(w0))],
+                      lambda a: mx.nd.sparse.sgd_update(a[0], g, out=a[0], lr=0.1, wd=0.1)),
+        "sgd_rsp_w_std": (lambda: [rsp(mx.nd.array(w0))],
+                          lambda a: mx.nd.sparse.sgd_update(a[0], g, out=a[0], lr=0.1, wd=0.1,
+                                                            lazy_update=False)),
+        "sgd_mom_std": (lambda: [mx.nd.array(w0), mx.nd.ones((5, 3)) * 0.1],
+                        lambda a: mx.nd.sgd_mom_update(a[0], g, a[1], out=a[0], lr=0.1, wd=0.1,
+                                                       momentum=0.9, lazy_update=False)),
+        "group_adagrad_rsp": (lambda: [rsp(mx.nd.array(w0)), rsp(mx.nd.ones((5, 1)) * 0.1)],
+                              lambda a: mx.nd.contrib.group_adagrad_update(
+                                  a[0], g, a[1], out=a[0], lr=0.1)),
+    }
+    out = {}
+    for name, (make, call) in cases.items():
+        arrs = make()
+        try:
+            call(arrs)
+            out[name] = [[a.stype, a.asnumpy().tolist()] for a in arrs]
+        except mx.base.MXNetError as e:
+            out[name] = err_info(e)
+    return out
+
+
 def kvstore_rsp_weight():
     """A local KVStore with a row_sparse weight and an optimizer (what dist servers run)."""
     w0, steps = step_inputs()
@@ -275,6 +324,7 @@ def graph():
 
 def main():
     cases = {"optimizers": optimizers(), "update_ops": update_ops(),
+             "update_ops_rsp": update_ops_rsp(),
              "kvstore_rsp_weight": kvstore_rsp_weight(), "graph": graph()}
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     tmp = OUT + ".tmp"

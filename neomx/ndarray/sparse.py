@@ -448,6 +448,11 @@ def invoke_sparse(op, p, inputs, out=None, ctx=None, is_train=False):
                 if d is not a:
                     d._ag = a._ag
         res = _register.invoke(op, p, dense, out=None, ctx=ctx, is_train=is_train)
+        if op.mutates_aux:  # (mutated sparse states: their dense copies go back, as MXNet's)
+            n_in = len(op.list_inputs(p))
+            for a, d in zip(inputs[n_in:], dense[n_in:]):
+                if d is not a:
+                    assign(a, d)
         if recording:
             _sgrad.remember(res, inputs)
         elif out_stypes:
@@ -455,6 +460,8 @@ def invoke_sparse(op, p, inputs, out=None, ctx=None, is_train=False):
     else:
         for a in inputs:
             engine.wait_for(a)
+        if op.mutates_aux:
+            _fill_sparse_states(inputs[len(op.list_inputs(p)):])
         oc = _register._op_context(is_train, ctx.torch_device)
         try:
             v = op.sparse_forward(p, [_value(a) for a in inputs], out_stypes, oc)
@@ -473,6 +480,17 @@ def invoke_sparse(op, p, inputs, out=None, ctx=None, is_train=False):
     for src, dst in zip(res if isinstance(res, list) else [res], targets):
         assign(dst, src)
     return out
+
+
+def _fill_sparse_states(states) -> None:
+    """Row_sparse states that an update operator mutates get every row stored (zeros where
+    none was), as MXNet fills them before its sparse update kernels run: the kernel then
+    updates their stored rows in place."""
+    for a in states:
+        if isinstance(a, RowSparseNDArray) and a._aux[0].numel() != a.shape[0]:
+            full = _sp.to_dense(a._sparse())
+            rows = torch.arange(a.shape[0], dtype=torch.int64, device=full.device)
+            a._set(Sparse("row_sparse", full, (rows,), a.shape))
 
 
 def to_dense_array(a: NDArray) -> NDArray:

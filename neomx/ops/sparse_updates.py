@@ -34,17 +34,29 @@ def _stype(x):
 
 
 def _rows_infer(p, stypes, shapes=None):
-    """weight default/row_sparse, grad row_sparse, dense states: the weight's storage type."""
+    """weight default/row_sparse, grad row_sparse, states dense (or row_sparse with a
+    row_sparse weight): the weight's storage type."""
+    states_ok = ("default", "row_sparse") if stypes[0] == "row_sparse" else ("default",)
     if stypes[1] == "row_sparse" and stypes[0] in ("default", "row_sparse") \
-            and all(s == "default" for s in stypes[2:]):
+            and all(s in states_ok for s in stypes[2:]):
         return [stypes[0]]
     return None
+
+
+def _state_tensor(s):
+    """A state's dense tensor, updated in place: a row_sparse state has every row stored (mx.nd
+    fills them first, as MXNet does), so its data is the dense layout."""
+    if not isinstance(s, Sparse):
+        return s
+    if s.data.shape[0] != s.shape[0]:
+        raise MXNetError("row_sparse optimizer states must store every row")
+    return s.data
 
 
 def run_rows(rule, p, ins, lazy):
     """``rule(p, [weight, grad, *states])`` (states updated in place, the new weight returned)
     with a row_sparse grad: on its rows only (``lazy``) or on every row with zeros elsewhere."""
-    w, g, states = ins[0], ins[1], list(ins[2:])
+    w, g, states = ins[0], ins[1], [_state_tensor(s) for s in ins[2:]]
     wt = to_dense(w)
     if lazy:
         rows = g.aux[0]
@@ -72,6 +84,16 @@ def _lazy_param_forward(name):
 
 for _name in ("sgd_update", "sgd_mom_update", "adam_update"):
     storage_rule([_name], _rows_infer, _lazy_param_forward(_name))
+
+
+def _ftrl_infer(p, stypes, shapes=None):
+    """ftrl_update is lazy with everything row_sparse (else MXNet's dense fallback)."""
+    return ["row_sparse"] if all(s == "row_sparse" for s in stypes) else None
+
+
+_FTRL = _reg.get("ftrl_update")
+storage_rule(["ftrl_update"], _ftrl_infer,
+             lambda p, ins, st, oc: run_rows(lambda q, xs: _FTRL.forward(q, xs, oc), p, ins, True))
 
 
 def _not_implemented(name, stypes):
@@ -149,9 +171,15 @@ def _group_shape(p, ins, outs):
 
 
 def _group_infer(p, stypes, shapes=None):
-    if stypes[1] == "row_sparse" and stypes[0] in ("default", "row_sparse"):
-        return [stypes[0]]
-    return None
+    """A row_sparse grad with a dense weight and history, or a row_sparse weight (whose history
+    is row_sparse in MXNet; neomx's updaters keep dense states, also accepted)."""
+    w, g, h = stypes
+    if g == "row_sparse" and (w, h) in (("default", "default"), ("row_sparse", "row_sparse"),
+                                        ("row_sparse", "default")):
+        return [w]
+    if g == "default" and w == "default" and h == "default":
+        return None  # (the dense forward: MXNet's "not implemented for CPU")
+    raise _not_implemented("_contrib_group_adagrad_update", stypes)
 
 
 register(OpDef(
@@ -173,9 +201,6 @@ register(OpDef(
 
 
 def _group_forward(p, ins, out_stypes, oc):
-    w, g, h = ins
-    if isinstance(h, Sparse):  # (a row_sparse weight's history: full rows, dense form)
-        raise MXNetError("group_adagrad_update: a row_sparse history is not supported")
     return run_rows(_group_rule, p, ins, True)
 
 

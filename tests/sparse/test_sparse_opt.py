@@ -224,3 +224,58 @@ def test_kvstore_row_sparse_weight_updates(name):
     assert res.indices.asnumpy().tolist() == KV[name]["indices"]
     np.testing.assert_allclose(res.asnumpy(), np.array(KV[name]["weight"], np.float32),
                                rtol=1e-5, atol=1e-5, equal_nan=True)  # (float32 order)
+
+
+RSP_OPS = GOLDEN["update_ops_rsp"]
+
+
+def _rsp_case(name):
+    w0 = W0
+    g = _rsp(*STEPS[0])
+    rsp = lambda a: a.tostype("row_sparse")  # noqa: E731
+    cases = {
+        "ftrl_dense": (lambda: [mx.nd.array(w0), mx.nd.ones((5, 3)) * 0.1,
+                                mx.nd.ones((5, 3)) * 0.2],
+                       lambda a: mx.nd.ftrl_update(a[0], g, a[1], a[2], out=a[0], lr=0.1,
+                                                   wd=0.1)),
+        "ftrl_rsp": (lambda: [rsp(mx.nd.array(w0)), rsp(mx.nd.ones((5, 3)) * 0.1),
+                              rsp(mx.nd.ones((5, 3)) * 0.2)],
+                     lambda a: mx.nd.sparse.ftrl_update(a[0], g, a[1], a[2], out=a[0], lr=0.1,
+                                                        wd=0.1)),
+        "sgd_mom_rsp": (lambda: [rsp(mx.nd.array(w0)), rsp(mx.nd.ones((5, 3)) * 0.1)],
+                        lambda a: mx.nd.sparse.sgd_mom_update(a[0], g, a[1], out=a[0], lr=0.1,
+                                                              wd=0.1, momentum=0.9)),
+        "sgd_mom_rsp_empty_state": (
+            lambda: [rsp(mx.nd.array(w0)), mx.nd.sparse.zeros("row_sparse", (5, 3))],
+            lambda a: mx.nd.sparse.sgd_mom_update(a[0], g, a[1], out=a[0], lr=0.1, wd=0.1,
+                                                  momentum=0.9)),
+        "adam_rsp": (lambda: [rsp(mx.nd.array(w0)), rsp(mx.nd.ones((5, 3)) * 0.1),
+                              rsp(mx.nd.ones((5, 3)) * 0.2)],
+                     lambda a: mx.nd.sparse.adam_update(a[0], g, a[1], a[2], out=a[0], lr=0.1,
+                                                        wd=0.1)),
+        "sgd_rsp_w": (lambda: [rsp(mx.nd.array(w0))],
+                      lambda a: mx.nd.sparse.sgd_update(a[0], g, out=a[0], lr=0.1, wd=0.1)),
+        "sgd_rsp_w_std": (lambda: [rsp(mx.nd.array(w0))],
+                          lambda a: mx.nd.sparse.sgd_update(a[0], g, out=a[0], lr=0.1, wd=0.1,
+                                                            lazy_update=False)),
+        "sgd_mom_std": (lambda: [mx.nd.array(w0), mx.nd.ones((5, 3)) * 0.1],
+                        lambda a: mx.nd.sgd_mom_update(a[0], g, a[1], out=a[0], lr=0.1, wd=0.1,
+                                                       momentum=0.9, lazy_update=False)),
+        "group_adagrad_rsp": (lambda: [rsp(mx.nd.array(w0)), rsp(mx.nd.ones((5, 1)) * 0.1)],
+                              lambda a: mx.nd.contrib.group_adagrad_update(
+                                  a[0], g, a[1], out=a[0], lr=0.1)),
+    }
+    return cases[name]
+
+
+@pytest.mark.parametrize("name", sorted(RSP_OPS))
+def test_update_operators_with_row_sparse_weights_and_states(name):
+    """Row_sparse weights and states: lazy kernels update the gradient's rows of each (a state
+    without stored rows is filled first, as MXNet does); standard updates every row."""
+    make, call = _rsp_case(name)
+    arrs = make()
+    call(arrs)
+    for a, (stype, value) in zip(arrs, RSP_OPS[name]):
+        assert a.stype == stype
+        np.testing.assert_allclose(a.asnumpy(), np.array(value, np.float32), rtol=1e-5,
+                                   atol=1e-6)
