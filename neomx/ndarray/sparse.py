@@ -422,7 +422,9 @@ def invoke_sparse(op, p, inputs, out=None, ctx=None, is_train=False):
     _register._check(op, p, inputs)
     stypes = [a.stype for a in inputs]
     out_stypes = None
-    recording = _REC.n and _AG.recording
+    # (kernels marked off_tape -- the update and graph operators, which have no gradient --
+    # run while recording too)
+    recording = _REC.n and _AG.recording and not getattr(op.sparse_forward, "off_tape", False)
     if op.infer_storage_type is not None and (
             op.num_outputs(p) == 1 or getattr(op.sparse_forward, "multi_output", False)):
         out_stypes = op.infer_storage_type(p, stypes, [a.shape for a in inputs])

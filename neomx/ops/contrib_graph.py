@@ -20,7 +20,17 @@ import torch
 from ..base import MXNetError
 from . import registry as _reg
 from .registry import OpDef, Param, ShapeError, TypeInferError, register
-from .sparse import Sparse, csr_rows, storage_rule
+from .sparse import Sparse, csr_rows, storage_rule as _storage_rule
+
+
+def storage_rule(names, infer, forward):
+    """``ops.sparse.storage_rule``, the kernel marked ``off_tape``: these operators have no
+    gradient, so mx.nd runs their sparse kernels while autograd records too."""
+    def kernel(p, ins, out_stypes, oc):
+        return forward(p, ins, out_stypes, oc)
+    kernel.off_tape = True
+    kernel.multi_output = getattr(forward, "multi_output", False)
+    _storage_rule(names, infer, kernel)
 
 I64 = torch.int64
 _NP_I64 = np.dtype(np.int64)

@@ -24,7 +24,17 @@ from ..base import MXNetError
 from . import registry as _reg
 from .optimizer_ops import _params
 from .registry import OpDef, Param, ShapeError, register
-from .sparse import Sparse, storage_rule, to_dense
+from .sparse import Sparse, storage_rule as _storage_rule, to_dense
+
+
+def storage_rule(names, infer, forward):
+    """``ops.sparse.storage_rule``, the kernel marked ``off_tape``: these operators have no
+    gradient, so mx.nd runs their sparse kernels while autograd records too."""
+    def kernel(p, ins, out_stypes, oc):
+        return forward(p, ins, out_stypes, oc)
+    kernel.off_tape = True
+    kernel.multi_output = getattr(forward, "multi_output", False)
+    _storage_rule(names, infer, kernel)
 
 _F = np.float32
 

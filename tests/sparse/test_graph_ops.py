@@ -259,3 +259,20 @@ def test_symbols():
     s = mx.sym.contrib.dgl_graph_compact(g, v, graph_sizes=(4,), return_mapping=False)
     _, outs, _ = s.infer_shape(g=(6, 6), v=(7,))
     assert outs == [(4, 4)]
+
+
+def test_while_autograd_records():
+    """The graph and update operators have no gradient: they run their CSR / row_sparse kernels
+    while autograd records too."""
+    x = _csr(S4)
+    with mx.autograd.record():
+        nnz = mx.nd.contrib.getnnz(x, axis=1)
+        sub = mx.nd.contrib.dgl_subgraph(x, _i64([0, 1, 2]), return_mapping=True)
+        w = mx.nd.ones((5, 3))
+        g = mx.nd.sparse.row_sparse_array((np.ones((1, 3), np.float32), [1]), shape=(5, 3))
+        mx.nd.sgd_update(w, g, out=w, lr=0.5, wd=0.1)
+    assert nnz.asnumpy().tolist() == [2, 2, 1, 2]
+    _check(sub, GOLDEN["dgl_subgraph_mapping"][0::3])
+    expect = np.ones((5, 3), np.float32)
+    expect[1] = 1 - 0.5 * 0.1 - 0.5
+    np.testing.assert_allclose(w.asnumpy(), expect, rtol=1e-6)  # (lazy: row 1 only)
