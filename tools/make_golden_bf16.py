@@ -76,6 +76,16 @@ def conversions():
                                                                       [2.0, 1.0, 0.5]]).astype(BF),
             mx.nd.array([0.125, -0.5]).astype(BF), num_hidden=2).astype("float32")),
     }
+    assign = {}
+    a = mx.nd.zeros((2,), dtype=BF)
+    for k, v in (("numpy", np.array([1.5, 2.5])), ("list", [3.5, 4.5]), ("scalar", 1.5),
+                 ("ndarray", mx.nd.array([1.5, 2.5]))):
+        a[:] = v  # numpy's cast into the stand-in: numbers become bits
+        assign[k] = bits(a)
+    f = mx.nd.zeros((2,))
+    f[:] = np.array([(16320,), (16400,)], dtype=BF)
+    assign["float32_from_structured"] = floats(f)
+    res["assign"] = assign
     multicast = {}
     for a, b2 in (("float32", "bfloat16"), ("bfloat16", "float32"), ("float16", "bfloat16"),
                   ("bfloat16", "float16"), ("bfloat16", "bfloat16")):

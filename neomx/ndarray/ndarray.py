@@ -71,8 +71,13 @@ def _to_tensor(value, like: torch.Tensor) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
         return value
     arr = np.asarray(value)
-    if arr.dtype == bfloat16:  # MXNet's bfloat16 stand-in: the raw bits
-        return bf16_from_numpy(arr)
+    # MXNet converts the source with numpy to the target's dtype: into a bfloat16 array,
+    # numbers become the raw bits (numpy's cast to the stand-in), and from one, bits become
+    # numbers
+    if like.dtype is torch.bfloat16:
+        return bf16_from_numpy(arr if arr.dtype == bfloat16 else np.asarray(arr, dtype=bfloat16))
+    if arr.dtype == bfloat16:
+        arr = arr.astype(dtype_np(like.dtype))
     if arr.dtype == np.float64 and like.dtype == torch.float32 and like.device.type == "cpu":
         return torch.from_numpy(np.ascontiguousarray(arr))  # cast happens inside copy_
     if arr.dtype.kind not in "biuf":
@@ -288,9 +293,17 @@ class NDArray:
                              f"{shape_str(new)} vs {shape_str(self.shape)}")
         if np.prod(new) != self.size:
             raise ValueError(f"Cannot reshape array of size {self.size} into shape {tuple(shape)}")
-        if _REC.n and _AG.recording:
-            return self._recorded("Reshape", [self], shape=tuple(new))
         t = self._data
+        if _REC.n and _AG.recording:
+            if not t.is_contiguous() or self.__class__ is not NDArray:
+                return self._recorded("Reshape", [self], shape=tuple(new))
+            # a view recorded as Reshape, as MXNet's ReshapeWithRecord (no copy of the data)
+            from .tape import record_op
+            op = _reg.get("Reshape")
+            res = from_torch(t.view(new), self._ctx, self._var)
+            record_op(op, op.parse_params({"shape": tuple(new)})[0], [self], [res._data], [res],
+                      self._ctx, _AG.training)
+            return res
         if t.is_contiguous():
             return from_torch(t.view(new), self._ctx, self._var)
         return from_torch(engine.push(lambda: t.reshape(new), reads=(self,)), self._ctx)

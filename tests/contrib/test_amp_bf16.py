@@ -128,3 +128,44 @@ def test_convert_hybrid_block_float16_cast_optional_params():
     y = conv(x)
     assert y.dtype == np.float32
     np.testing.assert_allclose(y.asnumpy(), ref, rtol=2e-2, atol=2e-2)
+
+
+TRAIN = r'''
+import json, numpy as np
+import neomx as mx
+from neomx.contrib import amp
+amp.init("bfloat16")
+mx.random.seed(0)
+net = mx.gluon.nn.HybridSequential()
+net.add(mx.gluon.nn.Dense(8, activation="relu"), mx.gluon.nn.Dense(1))
+net.initialize(mx.init.Xavier())
+net.hybridize()
+trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.05})
+amp.init_trainer(trainer)
+X = mx.nd.array(np.random.RandomState(0).rand(32, 4))
+Y = mx.nd.dot(X, mx.nd.array([[1.], [2.], [3.], [4.]]))
+loss_fn = mx.gluon.loss.L2Loss()
+losses = []
+for _ in range(30):
+    with mx.autograd.record():
+        out = net(X)
+        loss = loss_fn(out, Y)
+        with amp.scale_loss(loss, trainer) as scaled:
+            mx.autograd.backward(scaled)
+    trainer.step(32)
+    losses.append(float(loss.mean().asscalar()))
+nm = lambda d: np.dtype(d).names[0] if np.dtype(d).names else np.dtype(d).name
+print(json.dumps({"out": nm(out.dtype), "loss": nm(loss.dtype), "losses": losses,
+                  "weight": nm(net[0].weight.data().dtype)}))
+'''
+
+
+def test_bfloat16_training_loop_hybridized():
+    """amp.init('bfloat16') + a hybridized Gluon net on CPU: Dense runs in bfloat16 (its output
+    is bfloat16, as MXNet's), the loss in float32, parameters stay float32, and it learns."""
+    out = subprocess.run([sys.executable, "-c", TRAIN], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert (res["out"], res["loss"], res["weight"]) == ("bfloat16", "float32", "float32")
+    assert all(np.isfinite(res["losses"])) and res["losses"][-1] < 0.1 * res["losses"][0]

@@ -86,6 +86,19 @@ def test_creation():
     assert bits(a) == [16320, 16400]
 
 
+def test_assignment_converts_with_numpy_as_mxnet():
+    got = {}
+    a = mx.nd.zeros((2,), dtype=BF)
+    for k, v in (("numpy", np.array([1.5, 2.5])), ("list", [3.5, 4.5]), ("scalar", 1.5),
+                 ("ndarray", mx.nd.array([1.5, 2.5]))):
+        a[:] = v
+        got[k] = bits(a)
+    f = mx.nd.zeros((2,))
+    f[:] = np.array([(16320,), (16400,)], dtype=BF)
+    got["float32_from_structured"] = floats(f)
+    assert got == CONV["assign"]
+
+
 def test_amp_multicast_types():
     got = {}
     for key in CONV["amp_multicast"]:
