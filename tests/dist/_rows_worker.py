@@ -8,7 +8,6 @@ values) and ``OUT_DIR/rank<r>.json`` (the bytes each step sent).
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
