@@ -197,9 +197,10 @@ def pull_rows(stored: NDArray, row_ids: NDArray, out: NDArray) -> None:
     if ids.numel() > 4096 and ids.numel() * 4 > stored.shape[0]:
         # many ids (a csr batch's column indices): the sorted unique rows from a mask over the
         # rows, linear, instead of sorting them all
-        if bool((ids < 0).any()) or bool((ids >= stored.shape[0]).any()):
+        lo, hi = (int(v) for v in torch.aminmax(ids))
+        if lo < 0 or hi >= stored.shape[0]:
             raise MXNetError(f"row_sparse_pull: row_ids must lie in [0, {stored.shape[0]}), got "
-                             f"[{int(ids.min())}, {int(ids.max())}]")
+                             f"[{lo}, {hi}]")
         mask = torch.zeros(stored.shape[0], dtype=torch.bool, device=ids.device)
         mask[ids] = True
         rows = mask.nonzero().reshape(-1)

@@ -182,6 +182,11 @@ def _cols_bad(cols, rows, ncols) -> bool:
 
 
 # --- kernels ------------------------------------------------------------------------------------
+def _within(ids: torch.Tensor, n: int) -> bool:
+    lo, hi = torch.aminmax(ids)
+    return int(lo) >= 0 and int(hi) < n
+
+
 def retain_rows(s: Sparse, rows: torch.Tensor) -> Sparse:
     """The rows ``rows`` (sorted, as MXNet expects) of a row_sparse value: each requested row,
     zero where ``s`` stores nothing."""
@@ -191,8 +196,7 @@ def retain_rows(s: Sparse, rows: torch.Tensor) -> Sparse:
         out = torch.zeros((rows.shape[0],) + tuple(s.shape[1:]), dtype=s.data.dtype,
                           device=s.data.device)
         return Sparse("row_sparse", out, (rows.clone(),), s.shape)
-    if idx.shape[0] == s.shape[0] and (not rows.numel() or (int(rows.min()) >= 0 and
-                                                            int(rows.max()) < s.shape[0])):
+    if idx.shape[0] == s.shape[0] and (not rows.numel() or _within(rows, s.shape[0])):
         # every row stored (a weight): row i is at position i
         return Sparse("row_sparse", s.data[rows], (rows.clone(),), s.shape)
     pos = torch.searchsorted(idx, rows).clamp(max=idx.shape[0] - 1)
@@ -254,6 +258,20 @@ def _masked_by(s: Sparse, dense: torch.Tensor, fn, sparse_first: bool) -> Sparse
 _SPMM_DTYPES = (torch.float32, torch.float64)
 
 
+def _positions(sorted_ids, ids, n):
+    """For each of ``ids`` (values in [0, n)), its position in the sorted unique ``sorted_ids``
+    when present (some position otherwise: callers compare ``sorted_ids[pos]`` with ``ids``).
+    A lookup table over [0, n) when that is not much larger than the ids (torch's searchsorted
+    is ~100 ms for 1M ids on CPU), else a binary search."""
+    if not sorted_ids.shape[0]:
+        return torch.zeros_like(ids)
+    if n <= max(4 * ids.shape[0], 1 << 22):
+        table = torch.zeros(n, dtype=I64, device=ids.device)
+        table[sorted_ids] = torch.arange(sorted_ids.shape[0], dtype=I64, device=ids.device)
+        return table[ids]
+    return torch.searchsorted(sorted_ids, ids).clamp(max=sorted_ids.shape[0] - 1)
+
+
 def csr_dot(a: Sparse, b: torch.Tensor, transpose_a: bool):
     """csr . dense (dense result) or csr.T . dense (row_sparse result)."""
     cols = a.aux[1]
@@ -276,7 +294,7 @@ def csr_dot(a: Sparse, b: torch.Tensor, transpose_a: bool):
     mask[cols] = True
     uniq = mask.nonzero().reshape(-1)
     out = torch.zeros((uniq.shape[0], b2.shape[1]), dtype=b.dtype, device=b.device)
-    out.index_add_(0, torch.searchsorted(uniq, cols),
+    out.index_add_(0, _positions(uniq, cols, a.shape[1]),
                    a.data.unsqueeze(1).to(b.dtype) * b2[csr_rows(a)])
     return Sparse("row_sparse", out.reshape((uniq.shape[0],) + tuple(b.shape[1:])), (uniq,),
                   (a.shape[1],) + tuple(b.shape[1:]))
@@ -290,7 +308,7 @@ def csr_dot_rsp(a: Sparse, b: Sparse) -> torch.Tensor:
         return torch.zeros((a.shape[0],) + tuple(b.shape[1:]), dtype=b.data.dtype,
                            device=b.data.device)
     cols = a.aux[1]
-    pos = torch.searchsorted(rows, cols).clamp(max=rows.shape[0] - 1)
+    pos = _positions(rows, cols, a.shape[1])
     data = a.data.to(b.data.dtype).masked_fill(rows[pos] != cols, 0)
     compact = Sparse("csr", data, (a.aux[0], pos), (a.shape[0], rows.shape[0]))
     return csr_dot(compact, b.data, False)
