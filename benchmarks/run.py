@@ -52,6 +52,7 @@ METRICS = {
     "image-record-iter": ("us_per_image", "us/image",
                           "ImageRecordIter crop 224+mirror+normalize, batch 64, 2 threads"),
     "engine-bulk": ("time_s", "s", "FC forward in flight + 32 small ops in mx.engine.bulk(32), 200 it"),
+    "sparse": ("time_s", "s", "20 csr.dense dots + 20 sparse logistic steps, 1024x100k at 1%"),
     # the geometric mean over every (op, shape, fwd / fwd+bwd) cell; the per-op table follows
     "op-bench": ("geomean_us", "us", "30 ops x 2 shapes, fwd and fwd+bwd: geomean us/call"),
 }
@@ -70,6 +71,7 @@ TARGETS = {
     # steps/s >= MXNet's and >= 0.9x PyTorch's: time <= MXNet's and <= 1/0.9 x PyTorch's
     "lstm-lm": [("mxnet", 1.0), ("torch", 1.0 / 0.9)],
     "image-record-iter": [("mxnet", 1.0)],  # us/image <= MXNet's, i.e. images/s >= MXNet's
+    "sparse": [("mxnet", 1.0)],
 }
 BUSY_WARN = 0.10  # warn when other processes used more than 10% of the CPUs during a measurement
 

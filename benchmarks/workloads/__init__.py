@@ -5,7 +5,7 @@ the workload's metric (see ``METRIC``). ``cfg`` holds ``quick`` (bool), ``thread
 """
 NAMES = ("mlp", "lenet", "lenet-2dev", "imperative", "bind", "memory", "dist", "autograd-mlp",
          "gluon-lenet", "gluon-lenet-imperative", "resnet18", "image-record-iter",
-         "lstm-lm", "engine-bulk", "op-bench")
+         "lstm-lm", "engine-bulk", "op-bench", "sparse")
 
 
 def load(name):
