@@ -10,6 +10,7 @@ from .. import engine
 from .. import ops as _ops  # noqa: F401  (registers operators)
 from ..base import MXNetError, bfloat16, dtype_np, dtype_torch
 from ..context import Context, current_context
+from . import ndarray as _nd_module
 from .ndarray import NDArray, bf16_from_numpy, from_torch
 from .ndarray import from_dlpack, from_numpy, to_dlpack_for_read, to_dlpack_for_write
 from .register import invoke, invoke_by_name, make_function, populate
@@ -129,13 +130,13 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dty
 
 
 def zeros_like(data, **kwargs):
-    if data.__class__ is not NDArray:
+    if data.__class__ is not NDArray or _nd_module.AMP_ACTIVE:
         return _internal_dict["zeros_like"](data, **kwargs)
     return from_torch(torch.zeros_like(data._data), data.context)
 
 
 def ones_like(data, **kwargs):
-    if data.__class__ is not NDArray:
+    if data.__class__ is not NDArray or _nd_module.AMP_ACTIVE:
         return _internal_dict["ones_like"](data, **kwargs)
     return from_torch(torch.ones_like(data._data), data.context)
 

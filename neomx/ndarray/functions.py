@@ -143,8 +143,7 @@ logical_xor = _make_logical("xor", lambda x, y: 1 if bool(x) ^ bool(y) else 0)
 def onehot_encode(indices, out):
     """One-hot encode ``indices`` into ``out`` (shape ``(N, depth)``); deprecated in MXNet in
     favour of ``one_hot``. Returns ``out``."""
-    return invoke_by_name("one_hot", [indices], {"depth": out.shape[1], "dtype": out.dtype},
-                          out=out)
+    return OPS["one_hot"](indices, depth=out.shape[1], dtype=out.dtype, out=out)
 
 
 def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
@@ -160,8 +159,7 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
         indices = [0] + list(indices_or_sections)
     else:
         raise ValueError("indices_or_sections must either int or tuple of ints")
-    return invoke_by_name("_split_v2", [ary], {"indices": tuple(indices), "axis": axis,
-                                               "squeeze_axis": squeeze_axis})
+    return OPS["_split_v2"](ary, indices=tuple(indices), axis=axis, squeeze_axis=squeeze_axis)
 
 
 def histogram(a, bins=10, range=None):  # noqa: A002  (MXNet's parameter name)

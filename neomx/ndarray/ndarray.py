@@ -89,6 +89,9 @@ def _to_tensor(value, like: torch.Tensor) -> torch.Tensor:
 # them from the op table and imports this module); it also installs NDArray's arithmetic and
 # comparison operators (``register.operators``), so they run through the same dispatch.
 OPS: dict = {}
+# True while ``mx.contrib.amp.init``'s cast hook is installed (``register.set_amp_hook``): the
+# shortcuts below then go through the operators' functions, as MXNet's methods call ``op.<name>``
+AMP_ACTIVE = False
 
 
 class NDArray:
@@ -147,6 +150,8 @@ class NDArray:
     def T(self) -> "NDArray":
         if self.ndim < 2:
             return self.copy()
+        if AMP_ACTIVE:
+            return OPS["transpose"](self)
         if _REC.n and _AG.recording:  # (the transpose op gives a view; T is a new array)
             res = self._recorded("transpose", [self])
             res._data = res._data.contiguous()
@@ -246,6 +251,8 @@ class NDArray:
             engine.push(lambda: dst.copy_(src, non_blocking=True), reads=(self,), writes=(other,))
             return other
         if isinstance(other, Context):
+            if AMP_ACTIVE and other == self._ctx:  # (MXNet's copy is the _copyto op: AMP casts)
+                return OPS["_copy"](self)
             dev = other.torch_device
             src = self._data
             t = engine.push(lambda: src.to(dev, copy=True), reads=(self,), ctx=other)
@@ -474,13 +481,14 @@ class NDArray:
         return OPS["Flatten"](self)
 
     def expand_dims(self, axis):
+        if AMP_ACTIVE:
+            return OPS["expand_dims"](self, axis=axis)
         if _REC.n and _AG.recording:
             return self._recorded("expand_dims", [self], axis=axis)
         return from_torch(self._data.unsqueeze(axis), self._ctx, self._var)
 
     def broadcast_to(self, shape):
-        from .register import invoke_by_name
-        return invoke_by_name("broadcast_to", [self], {"shape": shape})
+        return OPS["broadcast_to"](self, shape=shape)
 
     def tolist(self):
         return self.asnumpy().tolist()

@@ -9,6 +9,7 @@ from ..base import MXNetError, shape_str
 from ..context import Context, current_context
 from ..ops import registry as _reg
 from ..ops.registry import OpContext, ShapeError, TypeInferError
+from . import ndarray as _ndarray_module
 from .ndarray import NDArray, check_same_device, from_torch
 from .tape import FLAGS as _AG
 from .tape import RECORDING as _REC
@@ -466,6 +467,7 @@ def set_amp_hook(hook):
     """Install (or, with None, remove) the AMP input-cast hook of the imperative dispatch."""
     global _AMP_HOOK
     _AMP_HOOK = hook
+    _ndarray_module.AMP_ACTIVE = hook is not None
 
 
 def make_function(op):

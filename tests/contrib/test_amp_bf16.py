@@ -56,6 +56,10 @@ def test_init_casts_every_imperative_call_as_mxnet(target):
             # MXNet's CPU lacks the float16 kernels (its result's dtype, float16, is set before
             # the kernel fails); neomx computes them
             assert got[key] == "float16", key
+        elif want[key] == "error" and (target, key) == ("float16", "onehot_encode_low"):
+            # MXNet's _onehot_encode wants out's type to be the indices' (float32) type; neomx's
+            # onehot_encode (the one_hot op) fills a float16 out
+            assert got[key] == "float16", key
         elif want[key] == "error":
             assert got[key].startswith("error"), key
         else:
