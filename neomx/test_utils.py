@@ -2,8 +2,8 @@
 
 They behave as MXNet 1.9.1's, with these differences:
 
-* sparse gradients in ``check_numeric_gradient``/``check_symbolic_backward`` and sparse
-  storage in ``compare_optimizer`` raise :class:`~neomx.base.NotSupportedForSparseNDArray`;
+* sparse gradients in ``check_numeric_gradient``/``check_symbolic_backward`` raise
+  :class:`~neomx.base.NotSupportedForSparseNDArray`;
   the random sparse arrays (``rand_ndarray(..., stype='csr')``, ``rand_sparse_ndarray``, ...)
   are MXNet's, the uniform csr layout drawn with NumPy (no SciPy needed);
 * nothing is downloaded: the dataset helpers use files already on disk or MNIST's embedded
@@ -1093,19 +1093,30 @@ def same_symbol_structure(sym1, sym2):
 def compare_optimizer(opt1, opt2, shape, dtype, w_stype="default", g_stype="default",
                       rtol=1e-4, atol=1e-5, compare_states=True, ntensors=1):
     """Apply one update of ``opt1`` and of ``opt2`` to the same random weight and gradient and
-    compare states and weights (dense storage; a list of shapes is MXNet's multi-tensor form,
-    ``opt2`` updating all tensors in one call)."""
+    compare states and weights. With ``w_stype``/``g_stype`` 'row_sparse' or 'csr', ``opt2``
+    gets that storage (a random sparse array; the weight fully stored) and ``opt1`` its dense
+    copy, as in MXNet. A list of shapes is MXNet's multi-tensor form, ``opt2`` updating all
+    tensors in one call (dense only)."""
     mx = _mx()
-    for stype in (w_stype, g_stype):
-        if stype != "default":
-            raise _sparse_error("compare_optimizer", stype)
     ctx = default_context()
     if not isinstance(shape, list):
         assert ntensors == 1
-        w2 = mx.random.uniform(shape=shape, ctx=ctx, dtype=dtype)
-        w1 = w2.copyto(ctx)
-        g2 = mx.random.uniform(shape=shape, ctx=ctx, dtype=dtype)
-        g1 = g2.copyto(ctx)
+        if w_stype == "default":
+            w2 = mx.random.uniform(shape=shape, ctx=ctx, dtype=dtype)
+            w1 = w2.copyto(ctx)
+        elif w_stype in ("row_sparse", "csr"):
+            w2 = rand_ndarray(shape, w_stype, density=1, dtype=dtype)
+            w1 = w2.copyto(ctx).tostype("default")
+        else:
+            raise Exception("type not supported yet")
+        if g_stype == "default":
+            g2 = mx.random.uniform(shape=shape, ctx=ctx, dtype=dtype)
+            g1 = g2.copyto(ctx)
+        elif g_stype in ("row_sparse", "csr"):
+            g2 = rand_ndarray(shape, g_stype, dtype=dtype)
+            g1 = g2.copyto(ctx).tostype("default")
+        else:
+            raise Exception("type not supported yet")
         state1 = opt1.create_state_multi_precision(0, w1)
         state2 = opt2.create_state_multi_precision(0, w2)
         if compare_states:

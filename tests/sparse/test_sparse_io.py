@@ -297,3 +297,18 @@ def test_sparse_linear_example_quick(tmp_path, capsys):
     with open(tmp_path / "train.libsvm") as f:
         first = f.readline().split()
     assert first[0] in ("0", "1") and all(":" in t for t in first[1:])
+
+
+@pytest.mark.parametrize("w_stype, g_stype", [("default", "row_sparse"),
+                                              ("row_sparse", "row_sparse")])
+def test_compare_optimizer_with_sparse_storage(w_stype, g_stype):
+    """MXNet's form: opt2 updates the sparse arrays, opt1 their dense copies."""
+    for name in ("sgd", "adam"):
+        tu.compare_optimizer(mx.optimizer.create(name, learning_rate=0.1),
+                             mx.optimizer.create(name, learning_rate=0.1), (6, 3), np.float32,
+                             w_stype=w_stype, g_stype=g_stype)
+    np.random.seed(1)  # (a seed whose random gradient density stores some rows)
+    with pytest.raises(AssertionError):  # a different update is caught
+        tu.compare_optimizer(mx.optimizer.create("sgd", learning_rate=0.1),
+                             mx.optimizer.create("sgd", learning_rate=0.3), (6, 3), np.float32,
+                             w_stype=w_stype, g_stype=g_stype)
