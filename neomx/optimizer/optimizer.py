@@ -277,6 +277,16 @@ register = Optimizer.register
 create = Optimizer.create_optimizer
 
 
+def _fallback(weight, grad):
+    """MXNet's dense fallback for the rules without a sparse kernel: a sparse gradient's dense
+    form; a row_sparse weight gets every row stored (its data is then the dense layout the
+    rule updates in place)."""
+    if weight.__class__ is not NDArray and weight.stype == "row_sparse":
+        from ..ndarray.sparse import _fill_sparse_states
+        _fill_sparse_states([weight])
+    return grad if grad.__class__ is NDArray else _sparse.dense_grad(grad)
+
+
 def _zeros_like(weight, dtype=None):
     return zeros(weight.shape, weight.context, dtype=weight.dtype if dtype is None else dtype)
 
@@ -469,6 +479,7 @@ class Signum(Optimizer):
 
     def update(self, index, weight, grad, state):
         assert isinstance(weight, NDArray) and isinstance(grad, NDArray)
+        grad = _fallback(weight, grad)
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         wt, gt = weight._data, grad._data
@@ -545,6 +556,7 @@ class Adamax(Optimizer):
 
     def update(self, index, weight, grad, state):
         assert isinstance(weight, NDArray) and isinstance(grad, NDArray)
+        grad = _fallback(weight, grad)
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         lr /= 1.0 - self.beta1 ** self._index_update_count[index]
@@ -575,6 +587,7 @@ class Nadam(Optimizer):
 
     def update(self, index, weight, grad, state):
         assert isinstance(weight, NDArray) and isinstance(grad, NDArray)
+        grad = _fallback(weight, grad)
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         t = self._index_update_count[index]
@@ -652,6 +665,7 @@ class RMSProp(Optimizer):
 
     def update(self, index, weight, grad, state):
         assert isinstance(weight, NDArray) and isinstance(grad, NDArray)
+        grad = _fallback(weight, grad)
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         clip = self._kernel_clip()
@@ -690,6 +704,7 @@ class AdaDelta(Optimizer):
 
     def update(self, index, weight, grad, state):
         assert isinstance(weight, NDArray) and isinstance(grad, NDArray)
+        grad = _fallback(weight, grad)
         wd = self._get_wd(index)
         self._update_count(index)
         args = (wd, self.rho, self.epsilon, self.rescale_grad, self.clip_gradient)
@@ -747,6 +762,7 @@ class FTML(Optimizer):
 
     def update(self, index, weight, grad, state):
         assert isinstance(weight, NDArray) and isinstance(grad, NDArray)
+        grad = _fallback(weight, grad)
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         t = self._index_update_count[index]
@@ -779,6 +795,7 @@ class DCASGD(Optimizer):
 
     def update(self, index, weight, grad, state):
         assert isinstance(weight, NDArray) and isinstance(grad, NDArray)
+        grad = _fallback(weight, grad)
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         mom, previous = state
@@ -802,6 +819,7 @@ class SGLD(Optimizer):
 
     def update(self, index, weight, grad, state):
         assert isinstance(weight, NDArray) and isinstance(grad, NDArray)
+        grad = _fallback(weight, grad)
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         args = (lr, wd, self.rescale_grad, self.clip_gradient)
@@ -817,6 +835,7 @@ class Test(Optimizer):
         return zeros(weight.shape, weight.context)
 
     def update(self, index, weight, grad, state):
+        grad = _fallback(weight, grad)
         wt, gt, st, rescale = weight._data, grad._data, state._data, self.rescale_grad
 
         def fn():

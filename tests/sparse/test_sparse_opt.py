@@ -93,6 +93,20 @@ def test_optimizer_with_row_sparse_gradients(name):
                                    atol=1e-6, equal_nan=True)
 
 
+@pytest.mark.parametrize("name", sorted(n for n in CONFIGS if "error_type" not in OPT[n]))
+def test_direct_update_calls_with_row_sparse_gradients(name):
+    """``opt.update(index, weight, row_sparse grad, state)`` without an Updater: the same
+    numbers (lazy kernels, or MXNet's dense fallback), never a raw torch error."""
+    opt_name, kw = CONFIGS[name]
+    opt = mx.optimizer.create(opt_name, **kw)
+    w = mx.nd.array(W0)
+    state = opt.create_state_multi_precision(0, w)
+    for data, rows in STEPS:
+        opt.update_multi_precision(0, w, _rsp(data, rows), state)
+    np.testing.assert_allclose(w.asnumpy(), np.array(OPT[name]["weight"], np.float32),
+                               rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
 def test_lazy_updates_leave_rows_without_gradient_untouched():
     """Row 2 never has a gradient: lazy rules (weight decay included) leave it as it was."""
     for name in ("sgd_mom_lazy", "nag", "lars_mom", "groupadagrad", "adagrad_eps"):
