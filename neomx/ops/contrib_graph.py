@@ -159,12 +159,14 @@ storage_rule(["_contrib_edge_id"], _edge_id_infer, _edge_id_sparse)
 
 
 # --- dgl_adjacency -----------------------------------------------------------------------------
-def _int64_type(name, n_graph_inputs=1):
+def _int64_type(name, n_checked=1, n_graphs=1):
+    """A check that the first ``n_checked`` inputs (graphs, then vertex arrays) are int64."""
     def check(ins):
-        for i, t in enumerate(ins[:n_graph_inputs]):
+        for i, t in enumerate(ins[:n_checked]):
             if t is not None and np.dtype(t) != _NP_I64:
-                raise TypeInferError(f"{name}: the graph (input {i}) must be int64 (its values "
-                                     f"are edge ids), got {np.dtype(t).name}")
+                what = "a graph: its values are edge ids" if i < n_graphs else "vertex ids"
+                raise TypeInferError(f"{name}: input {i} must be int64 ({what}), got "
+                                     f"{np.dtype(t).name}")
     return check
 
 
@@ -361,7 +363,7 @@ def _sampler_shape(non_uniform):
 def _sampler_type(non_uniform):
     def infer(p, ins, outs):
         n = _n_seeds(p, non_uniform)
-        _int64_type("dgl_csr_neighbor_sample")(ins)
+        _int64_type("dgl_csr_neighbor_" + ("non_" if non_uniform else "") + "uniform_sample")(ins)
         g = [_NP_I64]
         res = [_NP_I64] * n + [_NP_I64] * n + ([_NP_F32] * n if non_uniform else []) + \
             [_NP_I64] * n
@@ -534,7 +536,7 @@ def _compact_shape(p, ins, outs):
 
 def _compact_type(p, ins, outs):
     n = p.num_args // 2
-    _int64_type("dgl_graph_compact", n)(ins)
+    _int64_type("dgl_graph_compact", len(ins), n)(ins)
     return [_NP_I64] * len(ins), [_NP_I64] * len(outs)
 
 

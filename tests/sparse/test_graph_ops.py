@@ -276,3 +276,12 @@ def test_while_autograd_records():
     expect = np.ones((5, 3), np.float32)
     expect[1] = 1 - 0.5 * 0.1 - 0.5
     np.testing.assert_allclose(w.asnumpy(), expect, rtol=1e-6)  # (lazy: row 1 only)
+
+
+def test_type_errors_name_the_input():
+    g = _csr(S4)
+    with pytest.raises(mx.base.MXNetError, match="input 1 must be int64 \\(vertex ids\\)"):
+        mx.nd.contrib.dgl_subgraph(g, mx.nd.array([0, 1]), return_mapping=False)
+    with pytest.raises(mx.base.MXNetError, match="input 0 must be int64 \\(a graph"):
+        mx.nd.contrib.dgl_csr_neighbor_uniform_sample(_csr(S4, np.float32), _i64([0]),
+                                                      num_args=2)
