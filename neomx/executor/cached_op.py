@@ -29,6 +29,12 @@ class _CallState(Params):
 
     __slots__ = ("program", "vals", "ctx", "is_train")
 
+    def __init__(self):
+        # (not Params.__init__: its ``__dict__ = self`` is a reference cycle, which would keep
+        # the forward values alive after the backward until the cyclic GC runs, so every call
+        # would take fresh memory, paid for in page faults)
+        dict.__init__(self)
+
 
 class CachedOp:
     """``CachedOp(sym, flags=())``; calling it with one NDArray per ``sym.list_inputs()`` entry
