@@ -465,12 +465,25 @@ def invoke_sparse(op, p, inputs, out=None, ctx=None, is_train=False):
         if op.mutates_aux:
             _fill_sparse_states(inputs[len(op.list_inputs(p)):])
         oc = _register._op_context(is_train, ctx.torch_device)
+        if out is not None and inputs and out is inputs[0] and out.__class__ is NDArray \
+                and getattr(op.sparse_forward, "inplace_weight", False):
+            # (an update writing its dense weight, out=weight: the kernel updates the weight's
+            # rows in place and returns None -- no copy of a large weight per step)
+            oc = _reg.OpContext(is_train=oc.is_train, device=oc.device)
+            oc.inplace_weight = True
         try:
-            v = op.sparse_forward(p, [_value(a) for a in inputs], out_stypes, oc)
+            if getattr(oc, "inplace_weight", False):  # (after the weight's pending readers)
+                vals = [_value(a) for a in inputs]
+                v = engine.push(lambda: op.sparse_forward(p, vals, out_stypes, oc),
+                                reads=inputs[1:], writes=(inputs[0],))
+            else:
+                v = op.sparse_forward(p, [_value(a) for a in inputs], out_stypes, oc)
         except MXNetError:
             raise
         except (RuntimeError, ValueError, IndexError) as e:
             raise MXNetError(f"Error in operator {op.name}: {str(e).splitlines()[0]}") from None
+        if v is None and getattr(oc, "inplace_weight", False):
+            return out
         if isinstance(v, list):  # (several outputs)
             res = [_result(x, ctx) for x in v]
             res = res[0] if len(res) == 1 else res
