@@ -293,3 +293,19 @@ def test_update_operators_with_row_sparse_weights_and_states(name):
         assert a.stype == stype
         np.testing.assert_allclose(a.asnumpy(), np.array(value, np.float32), rtol=1e-5,
                                    atol=1e-6)
+
+
+def test_update_operator_outputs_other_than_the_weight():
+    """Only out=weight updates the weight in place; another out (or none) leaves it as it was."""
+    g = _rsp(*STEPS[0])
+    expect = np.array(OPS["sgd_update_lazy"]["weight"], np.float32)
+    w = mx.nd.array(W0)
+    other = mx.nd.zeros((5, 3))
+    mx.nd.sgd_update(w, g, out=other, lr=0.1, wd=0.1)
+    np.testing.assert_allclose(other.asnumpy(), expect, rtol=1e-6)
+    np.testing.assert_array_equal(w.asnumpy(), W0)
+    res = mx.nd.sgd_update(w, g, lr=0.1, wd=0.1)
+    np.testing.assert_allclose(res.asnumpy(), expect, rtol=1e-6)
+    np.testing.assert_array_equal(w.asnumpy(), W0)
+    mx.nd.sgd_update(w, g, out=w, lr=0.1, wd=0.1)
+    np.testing.assert_allclose(w.asnumpy(), expect, rtol=1e-6)
