@@ -389,6 +389,9 @@ class NDArray:
             return  # ``a[:] -= x`` hands the (already updated) ``a[:]`` back to itself
         if isinstance(value, NDArray) and value._ctx.device_typeid != self._ctx.device_typeid:
             value = value.as_in_context(self._ctx)
+        if value.__class__ is not NDArray and isinstance(value, NDArray) \
+                and value.stype != "default":  # a sparse source: its dense form, not its values
+            value = value.tostype("default")
         try:
             if isinstance(value, numeric_types) and not isinstance(value, np.ndarray):
                 if isinstance(key, slice) and key == slice(None):

@@ -153,3 +153,17 @@ def test_random_csr_dot_rsp_matches_dense(seed):
     assert grad.indices.asnumpy().tolist() == sorted(set(np.nonzero(x)[1].tolist()))
     np.testing.assert_allclose(grad.asnumpy(), x.T @ g, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(ex.grad_dict["x"].asnumpy(), 0)  # (MXNet: none for csr)
+
+
+def test_sparse_values_into_dense_arguments():
+    """forward(w=row_sparse) into a dense argument, and ``dense[:] = sparse``, write the dense
+    form (the stored rows were once broadcast over the whole array)."""
+    ex = mx.sym.dot(mx.sym.Variable("x"), mx.sym.Variable("w")).simple_bind(mx.cpu(), x=(1, 3),
+                                                                           w=(3, 2))
+    w = np.array([[1, 2], [0, 0], [0, 0]], np.float32)
+    out = ex.forward(x=mx.nd.ones((1, 3)), w=mx.nd.array(w).tostype("row_sparse"))[0]
+    np.testing.assert_array_equal(ex.arg_dict["w"].asnumpy(), w)
+    np.testing.assert_array_equal(out.asnumpy(), [[1, 2]])
+    d = mx.nd.zeros((2, 3))
+    d[:] = mx.nd.sparse.csr_matrix(([1., 2.], [0, 2], [0, 1, 2]), shape=(2, 3))
+    np.testing.assert_array_equal(d.asnumpy(), [[1, 0, 0], [0, 0, 2]])
