@@ -103,13 +103,22 @@ def _reshape_forward(p, ins, oc):
     return x.reshape(_reshape_target(p, tuple(x.shape)))
 
 
+def _reshape_gradient(F, p, ins, outs, ograds):
+    g, shape = ograds[0], tuple(ins[0].shape)
+    if g.__class__.__name__ == "NDArray" and 0 not in shape:
+        # eager (the autograd tape): a view of the head gradient, as NDArray.reshape (the
+        # rule's result is only read), instead of the copy an imperative Reshape makes
+        return [g.reshape(shape)]
+    return [F.Reshape(g, shape=shape)]
+
+
 register(OpDef(
     "Reshape", _reshape_forward, _reshape_infer, aliases=("reshape",),
     params=(Param("shape", "shape", (), "The target shape (MXNet codes 0, -1, -2, -3, -4 allowed)."),
             Param("reverse", "bool", False, "If true then the special values are inferred from right to left."),
             Param("target_shape", "shape", (), "(Deprecated! Use shape instead.)"),
             Param("keep_highest", "bool", False, "(Deprecated! Use shape instead.)")),
-    gradient=lambda F, p, ins, outs, ograds: [F.Reshape(ograds[0], shape=tuple(ins[0].shape))],
+    gradient=_reshape_gradient,
     doc="Reshapes the input array (a view when possible).\n\n"
         "Special codes: 0 copies a dim, -1 infers one dim, -2 copies the remaining dims,\n"
         "-3 merges two dims, -4 splits one dim into the two codes that follow."))
