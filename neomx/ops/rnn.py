@@ -79,26 +79,41 @@ def rnn_param_size(p, input_size: int) -> int:
     return total
 
 
-def unpack_params(p, flat, input_size: int):
-    """Views of ``flat``, one list per layer and direction (layer-major) in torch's order:
-    ``[w_ih, w_hh, b_ih, b_hh]`` plus ``w_hr`` with a projection."""
+def _piece_shapes(p, input_size: int):
+    """The shapes of the flat vector's pieces, in its layout order."""
     g, d, h, proj = _dims(p)
-    pos = 0
-
-    def take(*shape):
-        nonlocal pos
-        n = math.prod(shape)
-        view = flat[pos:pos + n].view(shape)
-        pos += n
-        return view
-
-    weights = []
+    weights, biases = [], []
     for layer in range(p.num_layers):
         ni = input_size if layer == 0 else proj * d
         for _ in range(d):
-            w = [take(g * h, ni), take(g * h, proj)]
-            weights.append(w + [take(proj, h)] if p.projection_size is not None else w)
-    return [[w[0], w[1], take(g * h), take(g * h)] + w[2:] for w in weights]
+            weights += [(g * h, ni), (g * h, proj)]
+            if p.projection_size is not None:
+                weights.append((proj, h))
+            biases += [(g * h,), (g * h,)]
+    return weights + biases
+
+
+def _pieces(flat, shapes):
+    """Views of ``flat``, one per shape, consecutive."""
+    res, pos = [], 0
+    for shape in shapes:
+        n = math.prod(shape)
+        res.append(flat[pos:pos + n].view(shape))
+        pos += n
+    return res
+
+
+def unpack_params(p, flat, input_size: int, pieces=None):
+    """Views of ``flat``, one list per layer and direction (layer-major) in torch's order:
+    ``[w_ih, w_hh, b_ih, b_hh]`` plus ``w_hr`` with a projection. ``pieces``: the flat
+    vector's pieces in layout order (``_piece_shapes``) to use instead of views of ``flat``."""
+    _, d, _, _ = _dims(p)
+    it = iter(_pieces(flat, _piece_shapes(p, input_size)) if pieces is None else pieces)
+    weights = []
+    for _ in range(p.num_layers * d):
+        w = [next(it), next(it)]
+        weights.append(w + [next(it)] if p.projection_size is not None else w)
+    return [[w[0], w[1], next(it), next(it)] + w[2:] for w in weights]
 
 
 # --- arity, shapes, types -------------------------------------------------------------------------
@@ -305,15 +320,15 @@ def _looped(p, x, weights, hx, cx, lens, train):
     return inp, torch.stack(hy), (torch.stack(cy) if cx is not None else None)
 
 
-def _compute(p, ins, train):
-    """(out, hy[, cy]) from the op's inputs, differentiably."""
+def _compute(p, ins, train, pieces=None):
+    """(out, hy[, cy]) from the op's inputs, differentiably (``pieces``: see unpack_params)."""
     x, flat, hx = ins[0], ins[1], ins[2]
     lstm = p.mode == "lstm"
     cx = ins[3] if lstm else None
     lens = ins[-1] if p.use_sequence_length else None
     if p.projection_size is not None and not lstm:
         raise MXNetError("RNN: projection is only supported for LSTM (mode='lstm')")
-    weights = unpack_params(p, flat, x.shape[2])
+    weights = unpack_params(p, flat, x.shape[2], pieces)
     looped = _clipped(p) or (p.projection_size is not None and p.projection_size == p.state_size)
     out, hy, cy = (_looped if looped else _fused)(p, x, weights, hx, cx, lens, train)
     return (out, hy, cy) if lstm else (out, hy)
@@ -365,12 +380,21 @@ def _wanted(p, xs):
 
 def _forward_keeping_graph(p, ins, compute):
     """``compute`` under torch autograd on detached leaves; returns the detached results and
-    files (results, leaves) under the first output's key."""
+    files (results, leaves, pieces) under the first output's key. The parameter vector's leaves
+    are its pieces (unpack_params), so that its gradient is one concatenation of theirs rather
+    than a sum of full-size gradients, one per view."""
+    wanted = _wanted(p, ins)
+    pieces = None
     with torch.enable_grad():
-        leaves = [x.detach().requires_grad_(w) for x, w in zip(ins, _wanted(p, ins))]
-        res = compute(leaves)
+        leaves = [x.detach().requires_grad_(w) for x, w in zip(ins, wanted)]
+        if wanted[1] and ins[0].dim() == 3:
+            shapes = _piece_shapes(p, ins[0].shape[2])
+            if sum(math.prod(s) for s in shapes) == ins[1].numel():
+                leaves[1] = ins[1].detach()
+                pieces = [v.requires_grad_() for v in _pieces(leaves[1], shapes)]
+        res = compute(leaves, pieces)
     out = tuple(r.detach() if r is not None else None for r in res)
-    _GRAPHS[_graph_key(out[0])] = (res, leaves)
+    _GRAPHS[_graph_key(out[0])] = (res, leaves, pieces)
     while len(_GRAPHS) > _MAX_GRAPHS:
         _GRAPHS.popitem(last=False)
     return out
@@ -380,13 +404,13 @@ def _forward(p, ins, oc):
     _check(p)
     dropout = oc.is_train and p.p > 0 and p.num_layers > 1
     if not dropout:
-        def compute(xs):
-            return _compute(p, xs, oc.is_train)
+        def compute(xs, pieces=None):
+            return _compute(p, xs, oc.is_train, pieces)
     else:
         seed = int(torch.randint(0, 2 ** 62, (), dtype=torch.int64))
 
-        def compute(xs):
-            return _seeded(seed, ins[0].device, lambda: _compute(p, xs, True))
+        def compute(xs, pieces=None):
+            return _seeded(seed, ins[0].device, lambda: _compute(p, xs, True, pieces))
     if oc.is_train:
         res = _forward_keeping_graph(p, ins, compute)
     else:
@@ -405,19 +429,25 @@ def _kept_vjp(out, heads, n_in):
     kept = _GRAPHS.pop(_graph_key(out), None)
     if kept is None:
         return None
-    ys, leaves = kept
+    ys, leaves, pieces = kept
     pairs = [(y, g) for y, g in zip(ys, heads) if y is not None and y.requires_grad]
-    wrt = [x for x in leaves if x.requires_grad]
+    wrt = [x for x in leaves if x.requires_grad] + (pieces or [])
     if len(leaves) != n_in or not pairs or not wrt:
         return None
     try:
-        got = iter(torch.autograd.grad([y for y, _ in pairs], wrt, [g for _, g in pairs],
-                                       allow_unused=True))
+        got = torch.autograd.grad([y for y, _ in pairs], wrt, [g for _, g in pairs],
+                                  allow_unused=True)
     except RuntimeError:  # an input was modified in place since the forward
         return None
+    n = len(wrt) - len(pieces or ())
+    got, piece_grads = iter(got[:n]), got[n:]
     res = []
-    for x in leaves:
-        v = next(got) if x.requires_grad else None
+    for k, x in enumerate(leaves):
+        if k == 1 and pieces is not None:
+            v = torch.cat([(torch.zeros_like(w) if g is None else g).reshape(-1)
+                           for w, g in zip(pieces, piece_grads)])
+        else:
+            v = next(got) if x.requires_grad else None
         res.append(torch.zeros_like(x) if v is None else v)
     return res
 
