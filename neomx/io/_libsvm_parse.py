@@ -67,13 +67,14 @@ def parse_libsvm(raw: bytes, width: int, path: str) -> LibSVMRows:
     if starts.size == 0:
         return _empty()
     ends = np.flatnonzero(solid & np.concatenate((ws[1:], [True]))) + 1
-    line = np.cumsum(b == 10)[starts] + 1
-    colon = b == 58
-    ccum = np.cumsum(colon)
-    ncolon = ccum[ends - 1] - ccum[starts] + colon[starts]
+    # line numbers and colons per token by binary search over the (few) newline and colon
+    # positions: cumulative sums over every byte were a third of the time
+    line = np.searchsorted(np.flatnonzero(b == 10), starts) + 1
+    colons = np.flatnonzero(b == 58)
+    ncolon = np.searchsorted(colons, ends) - np.searchsorted(colons, starts)
     first = np.concatenate(([True], line[1:] != line[:-1]))
     bad = (ncolon > 1) | (~first & (ncolon == 0)) | \
-        ((ncolon > 0) & (colon[starts] | colon[ends - 1]))
+        ((ncolon > 0) & ((b[starts] == 58) | (b[ends - 1] == 58)))
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         what = "expected index:value" if not first[k] else "expected label[:weight]"
