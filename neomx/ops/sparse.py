@@ -262,10 +262,11 @@ def _positions(sorted_ids, ids, n):
     """For each of ``ids`` (values in [0, n)), its position in the sorted unique ``sorted_ids``
     when present (some position otherwise: callers compare ``sorted_ids[pos]`` with ``ids``).
     A lookup table over [0, n) when that is not much larger than the ids (torch's searchsorted
-    is ~100 ms for 1M ids on CPU), else a binary search."""
+    is ~100 ms for 1M ids on CPU), else a binary search (a 1M-column table for a 20k-value batch
+    would cost more than the search)."""
     if not sorted_ids.shape[0]:
         return torch.zeros_like(ids)
-    if n <= max(4 * ids.shape[0], 1 << 22):
+    if n <= 16 * ids.shape[0]:  # (a table costs ~n memory writes, a search ~100 ns per id)
         table = torch.zeros(n, dtype=I64, device=ids.device)
         table[sorted_ids] = torch.arange(sorted_ids.shape[0], dtype=I64, device=ids.device)
         return table[ids]
@@ -290,9 +291,12 @@ def csr_dot(a: Sparse, b: torch.Tensor, transpose_a: bool):
         return out.reshape((a.shape[0],) + tuple(b.shape[1:]))
     # the rows of the result: the columns present, found with a mask over the columns (linear:
     # no sort of the nnz column indices)
-    mask = torch.zeros(a.shape[1], dtype=torch.bool, device=cols.device)
-    mask[cols] = True
-    uniq = mask.nonzero().reshape(-1)
+    if a.shape[1] <= 16 * cols.shape[0]:
+        mask = torch.zeros(a.shape[1], dtype=torch.bool, device=cols.device)
+        mask[cols] = True
+        uniq = mask.nonzero().reshape(-1)
+    else:  # few columns in a wide matrix: sorting them is cheaper than a column-sized mask
+        uniq = torch.unique(cols)
     out = torch.zeros((uniq.shape[0], b2.shape[1]), dtype=b.dtype, device=b.device)
     out.index_add_(0, _positions(uniq, cols, a.shape[1]),
                    a.data.unsqueeze(1).to(b.dtype) * b2[csr_rows(a)])
