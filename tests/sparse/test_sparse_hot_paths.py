@@ -119,3 +119,24 @@ def test_csr_dot_row_sparse_rhs_without_its_dense_form():
     np.testing.assert_allclose(got.asnumpy(), x @ w, rtol=1e-5, atol=1e-6)
     empty = mx.nd.sparse.zeros("row_sparse", (20, 3))
     assert not mx.nd.sparse.dot(mx.nd.array(x).tostype("csr"), empty).asnumpy().any()
+
+
+def test_wide_csr_kernels_take_the_search_path():
+    """A matrix far wider than its stored values (a LibSVM batch over 1M features): the
+    binary-search and sort branches of the kernels give the same products."""
+    cols = np.array([5, 99_999, 123, 5, 70_000])
+    indptr = np.array([0, 2, 2, 5])
+    vals = np.array([1.0, 2.0, 3.0, 4.0, 5.0], np.float32)
+    c = mx.nd.sparse.csr_matrix((vals, cols, indptr), shape=(3, 100_000))
+    dense = np.zeros((3, 100_000), np.float32)
+    dense[[0, 0, 2, 2, 2], cols] = vals
+    rng = np.random.RandomState(8)
+    w = np.zeros((100_000, 2), np.float32)
+    stored = np.array([5, 123, 4242, 99_999])
+    w[stored] = rng.uniform(-1, 1, (4, 2))
+    wr = mx.nd.sparse.row_sparse_array((w[stored], stored), shape=(100_000, 2))
+    np.testing.assert_allclose(mx.nd.sparse.dot(c, wr).asnumpy(), dense @ w, rtol=1e-6)
+    g = rng.uniform(-1, 1, (3, 2)).astype(np.float32)
+    t = mx.nd.sparse.dot(c, mx.nd.array(g), transpose_a=True)
+    assert t.indices.asnumpy().tolist() == [5, 123, 70_000, 99_999]
+    np.testing.assert_allclose(t.asnumpy(), dense.T @ g, rtol=1e-6, atol=1e-7)
