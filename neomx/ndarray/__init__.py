@@ -92,8 +92,10 @@ def full(shape, val, ctx=None, dtype=np.float32, out=None) -> NDArray:
 
 def array(source_array, ctx=None, dtype=None) -> NDArray:
     """An array copied from ``source_array`` (NDArray keeps its dtype; anything else is float32
-    unless ``dtype`` is given)."""
-    if isinstance(source_array, NDArray) and source_array.stype != "default":
+    unless ``dtype`` is given). A sparse NDArray or a SciPy CSR matrix gives a sparse copy (the
+    SciPy matrix's dtype unless ``dtype`` is given), as MXNet's ``mx.nd.array``."""
+    if (isinstance(source_array, NDArray) and source_array.stype != "default") or \
+            sparse._is_scipy_csr(source_array):
         return sparse.array(source_array, ctx=ctx, dtype=dtype)
     ctx = _ctx(ctx)
     if isinstance(source_array, NDArray):

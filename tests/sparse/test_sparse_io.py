@@ -313,3 +313,14 @@ def test_compare_optimizer_with_sparse_storage(w_stype, g_stype):
         tu.compare_optimizer(mx.optimizer.create("sgd", learning_rate=0.1),
                              mx.optimizer.create("sgd", learning_rate=0.3), (6, 3), np.float32,
                              w_stype=w_stype, g_stype=g_stype)
+
+
+def test_nd_array_of_a_scipy_csr_matrix():
+    """mx.nd.array(scipy csr) is a CSRNDArray of the matrix's dtype (MXNet 1.9.1: float64 for
+    np.eye's, float16 when asked)."""
+    m = sp.csr_matrix(np.array([[0, 1.5, 0], [2, 0, 0]]))
+    a = mx.nd.array(m)
+    assert type(a).__name__ == "CSRNDArray" and a.dtype == np.float64
+    np.testing.assert_array_equal(a.asnumpy(), m.toarray())
+    assert a.indptr.asnumpy().tolist() == [0, 1, 2]
+    assert mx.nd.array(m.astype(np.float32), dtype="float16").dtype == np.float16
