@@ -41,7 +41,8 @@ class CachedOp:
     (in that order) returns the outputs (an NDArray, or a list for several).
 
     ``flags`` are MXNet's (``static_alloc``, ``static_shape``, ``data_indices``...); neomx
-    compiles one program per input signature whatever they say, so they only need to be valid.
+    compiles one program per input signature whatever they say; ``static_alloc`` also keeps the
+    latest call's values referenced until the next call (memory reuse, see ``__init__``).
     """
 
     def __init__(self, sym, flags=()):
@@ -63,6 +64,12 @@ class CachedOp:
         self._programs: dict = {}
         self._monitor = None
         self._monitor_all = False
+        # static_alloc: the latest call's values stay referenced until the next call, like the
+        # buffers MXNet's static_alloc keeps. The C allocator then reuses memory instead of
+        # returning it to the system and page-faulting it in again every call (lstm-lm, gluon
+        # LeNet: fewer page faults and less CPU time than with the values freed at once).
+        self._static_alloc = str(flags.get("static_alloc", False)).lower() in ("1", "true")
+        self._held = None
         self._op = OpDef("_CachedOp", _no_forward, _no_infer,
                          inputs=tuple(self._input_names),
                          outputs=tuple(sym.list_outputs()), gradient=self._gradient)
@@ -134,6 +141,8 @@ class CachedOp:
             state = _CallState()
             state.program, state.vals, state.ctx, state.is_train = prog, vals, ctx, is_train
             _tape.record_op(self._op, state, list(args), outs, outputs, ctx, is_train)
+        if self._static_alloc:
+            self._held = vals
         if out is not None:
             targets = [out] if isinstance(out, NDArray) else list(out)
             for src, dst in zip(outputs, targets):
