@@ -207,6 +207,7 @@ def _softmax_forward(p, ins, oc):
 
 
 _COLUMNS: dict = {}  # (k, device) -> arange(k) as int64, shared read-only
+_SMALL_ONE_HOT = 4096  # SoftmaxOutput's backward: up to this many values, the comparison
 
 
 def _columns(k, device):
@@ -251,10 +252,17 @@ def _softmax_backward(p, ins, oc):
         grad[valid_onehot] -= off
         grad[rows, lab[rows]] -= (1.0 - p.smooth_alpha) - off
     else:
-        # minus one where a row's (integer) label equals the column: labels out of range
-        # match no column; one comparison with a cached arange, no torch.nonzero (which waits
-        # for the device on GPUs) and no scatter
-        grad = prob - (lab.unsqueeze(1) == _columns(k, lab.device)).to(prob.dtype)
+        # minus one at each row's (integer) label; labels out of range change nothing. No
+        # torch.nonzero (it waits for the device on GPUs). Small: one comparison with a cached
+        # arange (fewest kernel launches); large: one copy and a scatter of -1 (-0.0 for rows
+        # out of range, at a clamped column): one pass over the (N, K) values, not three.
+        # Both give the same bits: x - 1 == x + -1, x - 0.0 == x + -0.0 == x.
+        if prob.numel() <= _SMALL_ONE_HOT:
+            grad = prob - (lab.unsqueeze(1) == _columns(k, lab.device)).to(prob.dtype)
+        else:
+            col = lab.clamp(0, k - 1)
+            minus_one = (col == lab).to(prob.dtype).neg_()
+            grad = prob.scatter_add(1, col.unsqueeze(1), minus_one.unsqueeze(1))
     if p.use_ignore:
         grad[lab_f == p.ignore_label] = 0
     scale = p.grad_scale
