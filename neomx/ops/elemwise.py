@@ -260,10 +260,8 @@ _UNARY = [
     ("ceil", torch.ceil, None),
     ("round", _round_half_away, None),
     ("relu", torch.relu, lambda F, x, y, g: F.elemwise_mul(g, F._greater_scalar(y, scalar=0.0))),
-    ("sigmoid", torch.sigmoid,
-     lambda F, x, y, g: F.elemwise_mul(g, F.elemwise_mul(y, F._rminus_scalar(y, scalar=1.0)))),
-    ("tanh", torch.tanh,
-     lambda F, x, y, g: F.elemwise_mul(g, F._rminus_scalar(F.square(y), scalar=1.0))),
+    ("sigmoid", torch.sigmoid, lambda F, x, y, g: F._backward_sigmoid(g, y)),
+    ("tanh", torch.tanh, lambda F, x, y, g: F._backward_tanh(g, y)),
     ("_copy", lambda x: x.clone(), lambda F, x, y, g: g),
 ]
 UNARY_FN = {}
@@ -290,6 +288,37 @@ def register_unary(name, fn, rule, doc, aliases=()):
 for _name, _fn, _rule in _UNARY:
     register_unary(_name, _fn, _rule, f"Elementwise ``{_name.strip('_')}``.",
                    aliases=("identity",) if _name == "_copy" else ())
+
+# MXNet's _backward_sigmoid / _backward_tanh: the unary gradients in one output buffer (the
+# products in MXNet's order, so the same bits: g * (y * (1 - y)), g * (1 - y * y)), each with its
+# own gradient rule, so second derivatives go through them.
+def _sigmoid_backward(p, ins, oc):
+    g, y = ins
+    t = torch.rsub(y, 1.0)
+    return t.mul_(y).mul_(g)
+
+
+def _tanh_backward(p, ins, oc):
+    g, y = ins
+    t = torch.mul(y, y)
+    return t.neg_().add_(1.0).mul_(g)
+
+
+register(OpDef("_backward_sigmoid", _sigmoid_backward, same_shape, inputs=("ograd", "output"),
+               public=False, fresh_output=True,
+               gradient=lambda F, p, ins, outs, ograds: [
+                   F._backward_sigmoid(ograds[0], ins[1]),  # d/dg: y (1 - y)
+                   F.elemwise_mul(ograds[0], F.elemwise_mul(  # d/dy: g (1 - 2 y)
+                       ins[0], F._rminus_scalar(F._mul_scalar(ins[1], scalar=2.0), scalar=1.0)))],
+               doc="Gradient of sigmoid from its output: ``ograd * y * (1 - y)``."))
+register(OpDef("_backward_tanh", _tanh_backward, same_shape, inputs=("ograd", "output"),
+               public=False, fresh_output=True,
+               gradient=lambda F, p, ins, outs, ograds: [
+                   F._backward_tanh(ograds[0], ins[1]),  # d/dg: 1 - y^2
+                   F.elemwise_mul(ograds[0], F.elemwise_mul(  # d/dy: -2 g y
+                       ins[0], F._mul_scalar(ins[1], scalar=-2.0)))],
+               doc="Gradient of tanh from its output: ``ograd * (1 - y * y)``."))
+
 
 register(OpDef("BlockGrad", lambda p, ins, oc: ins[0], same_shape, aliases=("stop_gradient",),
                gradient=zero_gradient,
