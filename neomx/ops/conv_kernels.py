@@ -19,7 +19,9 @@ d weight (conv)    7.7                 16.5
 * channels-last (NHWC) memory for inputs with many channels: oneDNN's NHWC kernels are faster;
 * the data gradient of single-channel inputs as ``fold(Wᵀ·g)`` (col2im);
 * the weight gradient as a convolution of the input with the output gradient, batch as channels
-  (``dW = conv(xᵀ, gᵀ)ᵀ``) for unit stride and dilation;
+  (``dW = conv(xᵀ, gᵀ)ᵀ``) for unit stride and dilation, except for channels-last inputs: there
+  oneDNN's own weight gradient is faster with the torch now used (remeasured: conv2 at batch 256,
+  one thread, 4.4 against 11.8 ms; the table above is older);
 * batch chunks (``CHUNK_BYTES`` of scratch) wherever a kernel would materialise columns or
   transposed copies for the whole batch: the NCHW forward (oneDNN's NCHW kernel for one input
   channel builds ~55 MiB of columns for LeNet's first layer at batch 1024, and the chunked form is
@@ -113,15 +115,25 @@ def conv_backward(g, x, w, has_bias, stride, pad, dilate, groups, nsp, need_dx=T
             return _aten_backward(g, x, w, has_bias, stride, pad, dilate, groups, nsp,
                                   need_dx=False)
         return _single_channel_backward(g, x, w, has_bias, stride, pad, dilate, unit, need_dx)
+    # data and weight gradients in one oneDNN call on channels-last copies: its channels-last
+    # weight gradient beats the batch-as-channels convolution here (LeNet's conv2 at batch 64,
+    # 256 and 1024, one thread: 1.1, 4.4 and 20.5 ms against 1.8, 11.8 and 49.7 ms)
     fmt = _memory_format(x)
-    dx = None
-    if need_dx:
+    if fmt is torch.channels_last or not unit:
         gg, xx, ww = (t.contiguous(memory_format=fmt) for t in (g, x, w))
-        dx = torch.ops.aten.convolution_backward(
+        dx, dw, _ = torch.ops.aten.convolution_backward(
             gg, xx, ww, None, list(stride), list(pad), list(dilate), False, [0, 0], 1,
-            [True, False, False])[0]
+            [need_dx, True, False])
         del gg, xx
-    if unit:
+        dw = dw.contiguous()  # (the weight's own layout)
+    else:
+        dx = None
+        if need_dx:
+            gg, xx, ww = (t.contiguous(memory_format=fmt) for t in (g, x, w))
+            dx = torch.ops.aten.convolution_backward(
+                gg, xx, ww, None, list(stride), list(pad), list(dilate), False, [0, 0], 1,
+                [True, False, False])[0]
+            del gg, xx
         # in batch chunks: the transposed copies of x and g are bounded by CHUNK_BYTES
         per_sample = (x[0].numel() + g[0].numel()) * x.element_size()
         step = max(1, min(x.shape[0], CHUNK_BYTES // max(1, per_sample)))
@@ -129,9 +141,6 @@ def conv_backward(g, x, w, has_bias, stride, pad, dilate, groups, nsp, need_dx=T
         for i in range(0, x.shape[0], step):
             part = _dw_batch_as_channels(g[i:i + step], x[i:i + step], pad)
             dw = part if dw is None else dw.add_(part)
-    else:
-        dw = _aten_backward(g, x, w, False, stride, pad, dilate, groups, nsp,
-                            None if fmt is torch.contiguous_format else fmt)[1]
     db = g.sum(dim=(0, 2, 3)) if has_bias else None
     return dx, dw, db
 
