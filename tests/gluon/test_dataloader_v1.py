@@ -7,6 +7,7 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 import queue
+import signal
 import threading
 
 import numpy as np
@@ -21,6 +22,24 @@ Y = np.arange(23, dtype=np.int32)
 DS = gdata.ArrayDataset(mx.nd.array(X), Y)
 
 FORK = multiprocessing.get_context("fork")
+
+
+@pytest.fixture(autouse=True)
+def _deadline():
+    """A hung worker process must fail its test, not hang the suite: blocking reads on pipes
+    and queues are interrupted after 120 s."""
+    def expired(signum, frame):
+        raise TimeoutError("test_dataloader_v1: no answer from a worker process in 120 s")
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    prev = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(120)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, prev)
 
 
 def _flatten(batch):
@@ -163,20 +182,24 @@ def test_connection_wrapper_between_processes():
     done = FORK.Event()
     p = FORK.Process(target=_child_send, args=(w, done))
     p.start()
-    reader = dl.ConnectionWrapper(r)
-    first = reader.recv()
-    assert first["tag"] == "ok"
-    np.testing.assert_array_equal(first["x"].asnumpy(), np.arange(6).reshape(2, 3) * 2)
-    assert first["list"][0].dtype == np.int32
-    # the large array arrives as a shared-memory handle: a few hundred bytes on the pipe
-    raw = reader.recv_bytes()
-    assert len(raw) < 4096
-    big = pickle.loads(raw)
-    np.testing.assert_array_equal(big.asnumpy(), np.arange(300000, dtype=np.float32))
-    assert reader.poll() is False  # other attributes are the wrapped connection's
-    done.set()
-    p.join(10)
-    assert p.exitcode == 0
+    try:
+        reader = dl.ConnectionWrapper(r)
+        first = reader.recv()
+        assert first["tag"] == "ok"
+        np.testing.assert_array_equal(first["x"].asnumpy(), np.arange(6).reshape(2, 3) * 2)
+        assert first["list"][0].dtype == np.int32
+        # the large array arrives as a shared-memory handle: a few hundred bytes on the pipe
+        raw = reader.recv_bytes()
+        assert len(raw) < 4096
+        big = pickle.loads(raw)
+        np.testing.assert_array_equal(big.asnumpy(), np.arange(300000, dtype=np.float32))
+        assert reader.poll() is False  # other attributes are the wrapped connection's
+        done.set()
+        p.join(10)
+        assert p.exitcode == 0
+    finally:
+        if p.is_alive():
+            p.terminate()
 
 
 def _child_queues(q_in, q_out):
