@@ -508,9 +508,14 @@ class NDArray:
         ``autograd``; ``grad_req`` is 'write', 'add' or 'null'; ``stype`` the buffer's storage
         type ('row_sparse': gradients are stored as row_sparse)."""
         from .tape import mark_variables
-        if stype is not None and stype != "default":  # (a sparse buffer: mx.nd.sparse's zeros)
+        if stype is None:  # MXNet: zeros_like(self), the array's own storage type
+            stype = getattr(self, "stype", "default")
+        if stype != "default":  # (a sparse buffer: mx.nd.sparse's zeros)
             from .sparse import zeros as _sparse_zeros
             g = _sparse_zeros(stype, self.shape, ctx=self._ctx, dtype=self.dtype)
+        elif self.__class__ is not NDArray:  # a sparse array with a dense buffer: its full shape
+            g = from_torch(torch.zeros(self.shape, dtype=self._data.dtype,
+                                       device=self._data.device), self._ctx)
         else:
             g = from_torch(torch.zeros_like(self._data), self._ctx)
         mark_variables([self], [g], grad_req)

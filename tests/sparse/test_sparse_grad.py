@@ -134,3 +134,18 @@ def test_gluon_embedding_sparse_grad():
     p = mx.gluon.Parameter("w", shape=(4, 2), grad_stype="row_sparse")
     p.initialize()
     assert p.grad().stype == "row_sparse"
+
+
+def test_attach_grad_of_sparse_arrays_keeps_their_storage_and_shape():
+    """MXNet 1.9.1: attach_grad() is zeros_like(self): a row_sparse array gets a row_sparse
+    (5, 2) buffer, a csr one a csr buffer; stype='default' a dense buffer of the full shape."""
+    x = mx.nd.sparse.row_sparse_array(([[1.0, 2.0]], [3]), shape=(5, 2))
+    x.attach_grad()
+    assert (type(x.grad).__name__, x.grad.shape, x.grad.stype) == ("RowSparseNDArray", (5, 2),
+                                                                    "row_sparse")
+    y = mx.nd.sparse.csr_matrix(([1.0, 2.0], [0, 1], [0, 1, 2]), shape=(2, 3))
+    y.attach_grad()
+    assert (type(y.grad).__name__, y.grad.shape, y.grad.stype) == ("CSRNDArray", (2, 3), "csr")
+    x.attach_grad(stype="default")
+    assert (x.grad.shape, x.grad.stype) == ((5, 2), "default")
+    assert not x.grad.asnumpy().any()
