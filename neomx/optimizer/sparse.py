@@ -33,6 +33,9 @@ def _rows_of(g) -> torch.Tensor:
 def run(kernel, weight, grad, states, args, lazy=True):
     """``kernel(w, g, *states, *args)`` (in place) with a sparse ``grad``: on its rows only
     (``lazy``) or on every row with zeros elsewhere. Call inside the engine push."""
+    dense_g = grad.stype == "default"
+    if dense_g:  # a row_sparse weight with a dense gradient: MXNet's dense fallback, every row
+        lazy = False
     sparse_w = weight.stype == "row_sparse"
     if sparse_w and weight._aux[0].shape[0] == weight.shape[0]:
         # every row stored (a weight initialised densely): its data is the dense weight,
@@ -49,8 +52,11 @@ def run(kernel, weight, grad, states, args, lazy=True):
         for s, t in zip(sts, sub_s):
             s.index_copy_(0, rows, t)
     else:
-        kernel(wt, _sp.to_dense(grad._sparse()), *sts, *args)
-    if sparse_w:
+        kernel(wt, grad._data if dense_g else _sp.to_dense(grad._sparse()), *sts, *args)
+    if sparse_w and dense_g:  # every row was updated: every row is stored afterwards
+        every = torch.arange(weight.shape[0], device=wt.device)
+        weight._set(Sparse("row_sparse", wt.contiguous(), (every,), weight.shape))
+    elif sparse_w:
         # the rows stored afterwards: a mask over the rows (linear; a sort of all the stored
         # rows was most of a step for a 1M-row weight)
         mask = torch.zeros(weight.shape[0], dtype=torch.bool, device=wt.device)

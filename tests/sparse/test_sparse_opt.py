@@ -309,3 +309,22 @@ def test_update_operator_outputs_other_than_the_weight():
     np.testing.assert_array_equal(w.asnumpy(), W0)
     mx.nd.sgd_update(w, g, out=w, lr=0.1, wd=0.1)
     np.testing.assert_allclose(w.asnumpy(), expect, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name, kwargs", [("sgd", {}), ("sgd", {"momentum": 0.9}), ("adam", {}),
+                                          ("sgd", {"lazy_update": False})])
+def test_row_sparse_weight_with_a_dense_gradient_falls_back_to_the_dense_rule(name, kwargs):
+    """MXNet 1.9.1 (storage fallback): a row_sparse weight updated with a dense gradient is the
+    dense rule over every row, and every row is stored afterwards (neomx raised)."""
+    rows = np.arange(6, dtype=np.float32).reshape(3, 2)
+    w = mx.nd.sparse.row_sparse_array((rows, [0, 2, 4]), shape=(5, 2))
+    dense_w = w.tostype("default")
+    g = mx.nd.array(np.linspace(-1, 1, 10, dtype=np.float32).reshape(5, 2))
+    for weight in (w, dense_w):
+        opt = mx.optimizer.create(name, learning_rate=0.1, **kwargs)
+        state = opt.create_state(0, weight)
+        for _ in range(2):
+            opt.update(0, weight, g, state)
+    assert w.stype == "row_sparse"
+    assert w.indices.asnumpy().tolist() == [0, 1, 2, 3, 4]
+    np.testing.assert_array_equal(w.asnumpy(), dense_w.asnumpy())
