@@ -150,7 +150,7 @@ def _adam(p, ins, oc):
     lr, wd, b1, b2, eps = _p32(p, "lr", "wd", "beta1", "beta2", "epsilon")
     gr = _clip(g * float(_F(p.rescale_grad)) + w * float(wd), p.clip_gradient)
     mean.mul_(float(b1)).add_(gr * float(_F(1) - b1))
-    var.mul_(float(b2)).add_(gr * gr * float(_F(1) - b2))
+    var.mul_(float(b2)).add_(gr * float(_F(1) - b2) * gr)  # (MXNet: (1-b2) * g * g)
     return w - mean * float(lr) / (torch.sqrt(var) + float(eps))
 
 
@@ -271,7 +271,7 @@ def _lamb1_step(w, g, mean, var, p):
     b1, b2, eps, wd = _p32(p, "beta1", "beta2", "epsilon", "wd")
     gr = _rescale_clip(g, p)
     mean.mul_(float(b1)).add_(gr * float(_F(1) - b1))
-    var.mul_(float(b2)).add_(gr * gr * float(_F(1) - b2))
+    var.mul_(float(b2)).add_(gr * float(_F(1) - b2) * gr)  # (MXNet: (1-b2) * g * g)
     m, v = mean, var
     if p.bias_correction:
         m = mean / float(_F(1) - b1 ** _F(p.t))
@@ -558,7 +558,7 @@ def _adamw_step(w, g, mean, var, rescale, p):
     lr, wd, b1, b2, eps, eta = _p32(p, "lr", "wd", "beta1", "beta2", "epsilon", "eta")
     gr = _clip(g * float(_F(r)), p.clip_gradient)
     mean.mul_(float(b1)).add_(gr * float(_F(1) - b1))
-    var.mul_(float(b2)).add_(gr * gr * float(_F(1) - b2))
+    var.mul_(float(b2)).add_(gr * gr * float(_F(1) - b2))  # (MXNet's AdamW: g * g * (1-b2))
     return w - (mean * float(lr) / (torch.sqrt(var) + float(eps)) + w * float(wd)) * float(eta)
 
 

@@ -7,6 +7,7 @@ passes -1 for "off"). Arguments are weight first, then gradient, then states, th
 """
 from __future__ import annotations
 
+import numpy
 import torch
 
 
@@ -82,12 +83,23 @@ def _grad_wd(g, w, rescale, wd, clip):
     return _clip(g.to(w.device, w.dtype) * rescale + w * wd, clip)
 
 
+def _one_minus(beta, dtype):
+    """``1 - beta`` as MXNet's C++ kernels compute it for float32 arrays (``1.f - beta``);
+    other types keep the exact difference."""
+    if dtype is torch.float32:
+        return float(numpy.float32(1.0) - numpy.float32(beta))
+    return 1.0 - beta
+
+
 def adam(w, g, mean, var, lr, wd, beta1, beta2, epsilon, rescale, clip):
     """``g = clip(rescale*g + wd*w)``; EMAs of ``g`` and ``g²``;
     ``w -= lr * mean / (sqrt(var) + epsilon)`` (``lr`` already bias-corrected)."""
     gg = _grad_wd(g, w, rescale, wd, clip)
-    mean.mul_(beta1).add_(gg * (1.0 - beta1))
-    var.mul_(beta2).add_(gg.square().mul_(1.0 - beta2))
+    # MXNet's kernel takes 1 - beta in the weight's float type (1.f - 0.999f is 9.99987e-4, not
+    # 1e-3) and multiplies (1 - beta2) * g * g left to right
+    c1, c2 = _one_minus(beta1, w.dtype), _one_minus(beta2, w.dtype)
+    mean.mul_(beta1).add_(gg * c1)
+    var.mul_(beta2).add_(gg.mul(c2).mul_(gg))
     w.sub_((mean * lr).div_(var.sqrt().add_(epsilon)))
 
 
