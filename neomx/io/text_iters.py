@@ -77,7 +77,34 @@ def _read_text(path, what):
     return "".join(open(f).read() for f in _files(path, what))
 
 
-class _TableIter(DataIter):
+class _BatcherIter(DataIter):
+    """MXDataIter's interface over the last batch (``self._current``) of an iterator whose rows
+    come from a ``_RowBatcher`` (``self._batcher``): CSVIter's and LibSVMIter's."""
+
+    def iter_next(self):
+        try:
+            self._current = self.next()
+        except StopIteration:
+            return False
+        return True
+
+    def getdata(self):
+        return self._current.data[0]
+
+    def getlabel(self):
+        return self._current.label[0]
+
+    def getindex(self):
+        return self._current.index
+
+    def getpad(self):
+        return self._current.pad
+
+    def reset(self):
+        self._batcher.reset()
+
+
+class _TableIter(_BatcherIter):
     """Batches of rows of in-memory ``data``/``label`` arrays with the BatchLoader rule."""
 
     def _init_table(self, data, label, batch_size, round_batch, data_name, label_name,
@@ -115,27 +142,8 @@ class _TableIter(DataIter):
             index=index)
         return self._current
 
-    def iter_next(self):
-        try:
-            self._current = self.next()
-        except StopIteration:
-            return False
-        return True
-
-    def getdata(self):
-        return self._current.data[0]
-
-    def getlabel(self):
-        return self._current.label[0]
-
-    def getindex(self):
-        return self._current.index
-
-    def getpad(self):
-        return self._current.pad
-
     def reset(self):
-        self._batcher.reset()
+        super().reset()
         self.first_batch = None
 
 
@@ -264,7 +272,7 @@ def _csr_batch(rows, take, batch_size, width, ctx):
                         (batch_size, width)), ctx)
 
 
-class LibSVMIter(DataIter):
+class LibSVMIter(_BatcherIter):
     """Batches of rows of LibSVM files as ``csr`` arrays, as MXNet 1.9.1's ``LibSVMIter``.
 
     Each line is ``label index:value index:value ...`` with zero-based column indices (MXNet
@@ -398,24 +406,3 @@ class LibSVMIter(DataIter):
         self._current = DataBatch([data], [label], pad=pad, index=index)
         return self._current
 
-    def iter_next(self):
-        try:
-            self._current = self.next()
-        except StopIteration:
-            return False
-        return True
-
-    def getdata(self):
-        return self._current.data[0]
-
-    def getlabel(self):
-        return self._current.label[0]
-
-    def getindex(self):
-        return self._current.index
-
-    def getpad(self):
-        return self._current.pad
-
-    def reset(self):
-        self._batcher.reset()
