@@ -234,6 +234,14 @@ def pool_gen(shape, kind='u'):
             return [('data', U(r, shape, -3.0, -1.0))]
         if kind == 'pos':
             return [('data', U(r, shape, 0.1, 2.0))]
+        if kind == 'nonfinite':  # NaN, -inf and +inf cells, and whole windows of -inf
+            x = U(r, shape)
+            flat = x.reshape(-1)
+            flat[r.randint(0, flat.size, max(1, flat.size // 7))] = np.nan
+            flat[r.randint(0, flat.size, max(1, flat.size // 7))] = -np.inf
+            flat[r.randint(0, flat.size, max(1, flat.size // 29))] = np.inf
+            x[..., :3, :3] = -np.inf
+            return [('data', x)]
         return [('data', U(r, shape))]
     return gen
 
@@ -245,6 +253,17 @@ def build_pool():
       notes='stride defaults to 1')
     P('pool_max_k3s2p1_neg', {'kernel': (3, 3), 'stride': (2, 2), 'pad': (1, 1)},
       pool_gen((1, 2, 5, 5), 'neg'), notes='all inputs negative: pads never win')
+    P('pool_max_k3s2p1_wide', {'kernel': (3, 3), 'stride': (2, 2), 'pad': (1, 1)},
+      pool_gen((2, 16, 9, 10)), notes="ResNet's stem pooling: 16 channels (neomx's "
+                                       "channels-last kernel), pads within half a window")
+    P('pool_max_nonfinite', {'kernel': (2, 2), 'stride': (2, 2)},
+      pool_gen((1, 2, 6, 6), 'nonfinite'),
+      notes='a NaN never wins a window; a window of -inf gives the lowest float32')
+    P('pool_max_k3s2p1_nonfinite', {'kernel': (3, 3), 'stride': (2, 2), 'pad': (1, 1)},
+      pool_gen((1, 10, 7, 7), 'nonfinite'), backward=False,
+      notes='a NaN never wins a window; a window of -inf or padding gives the lowest float32 '
+            '(forward only: a window of -inf and padding sends its gradient to the padding in '
+            "MXNet, to its first input cell in neomx's ATen kernel)")
     P('pool_max_ties', {'kernel': (3, 3), 'stride': (1, 1)}, pool_gen((2, 2, 5, 5), 'ties'),
       notes='integer data with ties: the gradient goes to the first max (row-major)')
     P('pool_max_ties_overlap_pad', {'kernel': (2, 3), 'stride': (1, 2), 'pad': (1, 1)},

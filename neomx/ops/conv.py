@@ -423,9 +423,16 @@ def _max_pool_2x2(x, out, need_indices):
     return y, off.add_(base).to(torch.int64)
 
 
+def _aten_pads(geo) -> bool:
+    """Whether ATen's 2-D max pooling, padding by itself, gives MXNet's windows: pads of at
+    most half a window, and the same output size (floor mode)."""
+    return all(lo <= k // 2 and (h + 2 * lo - k) // s + 1 == o
+               for h, k, s, lo, o in zip(geo.sp, geo.kernel, geo.stride, geo.lo, geo.out))
+
+
 def _pool_compute(p, x, need_indices=False):
-    """Pooling on channel-first ``x``; returns (output, argmax indices into the padded input
-    or None)."""
+    """Pooling on channel-first ``x``; returns (output, argmax indices or None): into the
+    unpadded input where ATen pads by itself (``_aten_pads``), else into the padded input."""
     nsp = x.dim() - 2
     geo = _PoolGeom(p, tuple(x.shape[2:]))
     pads = []
@@ -433,24 +440,42 @@ def _pool_compute(p, x, need_indices=False):
         pads += [lo, hi]
     crop = (slice(None), slice(None)) + tuple(slice(0, o) for o in geo.out)
     if p.pool_type == "max":
-        # MXNet starts each window at the lowest finite value: pads never win and a window
-        # lying wholly in the padding gives that value.
-        low = torch.finfo(x.dtype).min if x.is_floating_point() else torch.iinfo(x.dtype).min
-        xp = TF.pad(x, pads, value=low) if any(pads) else x
-        if (nsp == 2 and geo.kernel == (2, 2) and geo.stride == (2, 2) and xp.device.type == "cpu"
-                and xp.numel() > _CL_MAX_ELEMENTS and xp.is_floating_point()
+        # MXNet starts each window at the lowest finite value and a NaN never wins its
+        # comparisons: pads never win, and a window of padding, -inf or NaN gives that value.
+        floating = x.is_floating_point()
+        low = torch.finfo(x.dtype).min if floating else torch.iinfo(x.dtype).min
+        native = nsp == 2 and any(geo.lo) and _aten_pads(geo)
+        xp = x if native or not any(pads) else TF.pad(x, pads, value=low)
+        if (nsp == 2 and not native and geo.kernel == (2, 2) and geo.stride == (2, 2)
+                and xp.device.type == "cpu" and xp.numel() > _CL_MAX_ELEMENTS and floating
                 and xp.is_contiguous()):
-            return _max_pool_2x2(xp, geo.out, need_indices)
-        if (nsp == 2 and xp.device.type == "cpu" and xp.shape[1] >= _CL_MIN_CHANNELS
-                and xp.numel() <= _CL_MAX_ELEMENTS):
-            # ATen's channels-last max pooling is ~5x faster on the CPU than its NCHW kernel
-            # (the same maxima and argmax indices); the result stays channels-last, which the
-            # next convolution wants anyway. For large inputs the conversion and the
-            # channels-last tensors downstream cost more than they save (LeNet at batch 1024:
-            # 10% slower step; at 256: 4% faster)
-            xp = xp.contiguous(memory_format=torch.channels_last)
-        y, idx = _MAXPOOL[nsp](xp, geo.kernel, geo.stride, return_indices=True)
-        return y[crop], (idx[crop] if need_indices else None)
+            y, idx = _max_pool_2x2(xp, geo.out, need_indices)
+        else:
+            if (nsp == 2 and xp.device.type == "cpu" and xp.shape[1] >= _CL_MIN_CHANNELS
+                    and xp.numel() <= _CL_MAX_ELEMENTS):
+                # ATen's channels-last max pooling is ~5x faster on the CPU than its NCHW
+                # kernel (the same maxima and argmax indices); the result stays channels-last,
+                # which the next convolution wants anyway. For large inputs the conversion and
+                # the channels-last tensors downstream cost more than they save (LeNet at batch
+                # 1024: 10% slower step; at 256: 4% faster); inputs already channels-last
+                # (ResNet's) keep their layout at any size.
+                xp = xp.contiguous(memory_format=torch.channels_last)
+            # symmetric pads within half a window that give MXNet's output size are ATen's own
+            # (no padded copy; argmax indices into the unpadded input, see _pool_backward)
+            pad = list(geo.lo) if native else 0
+            y, idx = _MAXPOOL[nsp](xp, geo.kernel, geo.stride, pad, return_indices=True)
+            if not native:
+                y, idx = y[crop], idx[crop]
+        if floating and y.numel():
+            least = y.min()  # (one pass; NaN if any)
+            if bool(torch.isnan(least)):  # ATen's kernels propagate NaN: again without
+                return _pool_compute(p, x.nan_to_num(nan=float("-inf"), posinf=float("inf"),
+                                                     neginf=float("-inf")), need_indices)
+            if bool(least < low):
+                # windows of -inf alone. (Where such a window also covers padding, MXNet's
+                # gradient goes to the padding, ATen's indices to its first input cell.)
+                y = y.clamp_(min=low)
+        return y, (idx if need_indices else None)
     if p.pool_type == "lp" and p.p_value != 1:
         x = x * x if p.p_value == 2 else x * x * x
     xp = TF.pad(x, pads) if any(pads) else x
@@ -490,14 +515,13 @@ def _pool_backward(p, ins, oc):
     if _pool_workspace(p):
         idx = ins[2]
         geo = _PoolGeom(p, tuple(x.shape[2:]))
-        if x.dim() == 4 and not any(geo.lo) and not any(geo.hi) and tuple(g.shape[2:]) == tuple(
-                (h - k) // s + 1 for h, k, s in zip(geo.sp, geo.kernel, geo.stride)):
-            # unpadded, uncropped 2-D: ATen's own kernel (the same sums as the scatter below)
+        if x.dim() == 4 and _aten_pads(geo):
+            # 2-D windows ATen pads itself: its own kernel (the same sums as the scatter below)
             fmt = (torch.channels_last if x.is_contiguous(memory_format=torch.channels_last)
                    and not x.is_contiguous() else torch.contiguous_format)
             return torch.ops.aten.max_pool2d_with_indices_backward(  # (fast with one format)
                 g.contiguous(memory_format=fmt), x.contiguous(memory_format=fmt),
-                list(geo.kernel), list(geo.stride), [0, 0], [1, 1], False, idx)
+                list(geo.kernel), list(geo.stride), list(geo.lo), [1, 1], False, idx)
         padded = [h + lo + hi for h, lo, hi in zip(geo.sp, geo.lo, geo.hi)]
         n, c = x.shape[:2]
         gx = torch.zeros((n, c, math.prod(padded)), dtype=g.dtype, device=g.device)

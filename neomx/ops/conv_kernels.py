@@ -56,7 +56,30 @@ def _memory_format(x):
     return torch.channels_last if x.shape[1] >= CHANNELS_LAST_MIN_CHANNELS else torch.contiguous_format
 
 
+def is_channels_last(x):
+    """Whether ``x`` is a 4-D tensor laid out channels-last (and not also plain contiguous, as
+    tensors with one channel or one pixel are)."""
+    return (x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last)
+            and not x.is_contiguous())
+
+
+def _wide_channels_last(x, w, nsp, groups):
+    """Wide 2-D convolutions (ResNet's 3x3 over 64-512 channels, and the RGB stem feeding them)
+    run in channels-last memory and leave their output so: oneDNN's NHWC kernels take about
+    half the time of its NCHW ones there (ResNet-18's 64-channel 3x3 at batch 32, 2 threads:
+    forward 38 -> 15 ms, backward 64 -> 32 ms), and the batch norms, activations, additions and
+    poolings that follow keep the layout, so the conversion happens once, at the stem.
+    Single-channel inputs (LeNet's) stay on the NCHW formulations below."""
+    return (nsp == 2 and groups == 1 and x.device.type == "cpu" and x.dim() == 4
+            and x.is_floating_point() and (x.shape[1] >= 3 or is_channels_last(x)))
+
+
 def conv_forward(fn, x, w, b, stride, pad, dilate, groups, nsp):
+    if not _fast_path(x, w, nsp, groups) or x.shape[1] >= 3:
+        if _wide_channels_last(x, w, nsp, groups):
+            fmt = torch.channels_last
+            return fn(x.contiguous(memory_format=fmt), w.contiguous(memory_format=fmt), b,
+                      stride, pad, dilate, groups)
     if _fast_path(x, w, nsp, groups):
         fmt = _memory_format(x)
         if fmt is torch.channels_last:
@@ -105,6 +128,11 @@ def _aten_backward(g, x, w, has_bias, stride, pad, dilate, groups, nsp, fmt=None
 def conv_backward(g, x, w, has_bias, stride, pad, dilate, groups, nsp, need_dx=True):
     """(dx or None, dw, db or None) of a convolution, by the fastest known formulation; dx only
     when ``need_dx`` (a network's input batch needs none)."""
+    if not _fast_path(x, w, nsp, groups) or x.shape[1] >= 3:
+        if _wide_channels_last(x, w, nsp, groups):
+            dx, dw, db = _aten_backward(g, x, w, has_bias, stride, pad, dilate, groups, nsp,
+                                        fmt=torch.channels_last, need_dx=need_dx)
+            return dx, dw.contiguous(), db  # (the weight's own layout)
     if not _fast_path(x, w, nsp, groups):
         return _aten_backward(g, x, w, has_bias, stride, pad, dilate, groups, nsp, need_dx=need_dx)
     unit = all(s == 1 for s in stride) and all(d == 1 for d in dilate)
