@@ -5,6 +5,7 @@ import operator
 
 import torch
 
+from .gemm_kernels import mm
 from .registry import OpDef, Param, ShapeError, register, zero_gradient, _sh
 
 _REDUCE_PARAMS = (
@@ -330,7 +331,7 @@ def _dot_forward(p, ins, oc):
     if p.transpose_b and b.dim() > 1:
         b = b.permute(*_rhs_axes(b.dim()))
     if a.dim() == 2 and b.dim() == 2:
-        return torch.mm(a, b)
+        return mm(a, b)
     if a.dim() == 1 and b.dim() == 1:
         return torch.dot(a, b).reshape(1)
     return torch.tensordot(a, b, dims=1)
@@ -369,24 +370,24 @@ def _dot_gradient(F, p, ins, outs, ograds):
 
 
 def _mm_ta(a, b):
-    return torch.mm(a.t(), b)
+    return mm(a.t(), b)
 
 
 def _mm_tb(a, b):
-    return torch.mm(a, b.t())
+    return mm(a, b.t())
 
 
 def _mm_tab(a, b):
-    return torch.mm(a.t(), b.t())
+    return mm(a.t(), b.t())
 
 
 def _dot_fast_kernel(p):
-    # torch.mm takes exactly the valid matrix products (it refuses mismatched shapes or dtypes
-    # and other ranks; those calls go to the general path); ``t()`` of a matrix is its
-    # transpose (of a vector the vector itself, which mm then refuses)
+    # mm (torch.mm's checks) takes exactly the valid matrix products (it refuses mismatched
+    # shapes or dtypes and other ranks; those calls go to the general path); ``t()`` of a matrix
+    # is its transpose (of a vector the vector itself, which mm then refuses)
     if p.transpose_a:
         return (_mm_tab if p.transpose_b else _mm_ta), False
-    return (_mm_tb if p.transpose_b else torch.mm), False
+    return (_mm_tb if p.transpose_b else mm), False
 
 
 register(OpDef("dot", _dot_forward, _dot_infer_shape, params=_DOT_PARAMS, inputs=("lhs", "rhs"),
