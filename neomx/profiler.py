@@ -172,15 +172,18 @@ def call_imperative(opname, fn, args, kwargs):
     return res
 
 
-def step_event(node, t0_ns, res):
+def step_event(node, t0_ns, res, fused_from=None):
     """An executor step that started at ``t0_ns`` and returned ``res`` (``Plan.run`` with the
-    symbolic profiler on)."""
+    symbolic profiler on). A fused step (``fused_from``: the producer node it computes first)
+    is one event named after both operators, e.g. ``Convolution+Activation``."""
     first = res[0] if isinstance(res, (list, tuple)) and res else res
     if getattr(first, "is_cuda", False):
         import torch
         torch.cuda.synchronize(first.device)
-    record(node.op.name, "operator", _EPOCH_US + (t0_ns - _T0) / 1000.0, _now_us(),
-           {"node": node.name})
+    name, label = node.op.name, node.name
+    if fused_from is not None:
+        name, label = f"{fused_from.op.name}+{name}", f"{fused_from.name} + {label}"
+    record(name, "operator", _EPOCH_US + (t0_ns - _T0) / 1000.0, _now_us(), {"node": label})
 
 
 # --- output ------------------------------------------------------------------------------------

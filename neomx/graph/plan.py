@@ -16,8 +16,12 @@ from ..ops.registry import OpContext
 _PROF = _profiler.STATE  # the profiler's hook: one attribute test per plan run while it is off
 
 
-# Whether plans may run steps in place (tests switch it off to compare with the plain plan).
+# Whether plans may run steps in place (tests switch it off to compare with the plain plan; a
+# monitor, which sees every value, does too).
 INPLACE = {"enabled": True}
+# Whether plans that run steps in place may also fuse producers with their activations (see
+# plan_fusion; fused tanh/sigmoid and GEMMs agree with the separate kernels to a few ulps).
+FUSE = {"enabled": True}
 
 
 class Step:
@@ -25,7 +29,8 @@ class Step:
     ``device`` is the torch device the step runs on when it differs from the executor's own
     (model-parallel placement); its inputs are copied there first."""
 
-    __slots__ = ("node", "forward", "params", "ins", "outs", "single", "free", "inplace", "device")
+    __slots__ = ("node", "forward", "params", "ins", "outs", "single", "free", "inplace", "device",
+                 "fused_from")
 
     def __init__(self, node, ins, outs, device=None):
         self.node = node
@@ -37,6 +42,7 @@ class Step:
         self.free = ()
         self.inplace = None  # the op's inplace_forward, when this step may overwrite ins[0]
         self.device = device
+        self.fused_from = None  # the producer node a fused step computes first (plan_fusion)
 
 
 def make_steps(nodes, slot_of, devices=None) -> list[Step]:
@@ -94,9 +100,44 @@ def plan_inplace(steps, keep, frees) -> list:
     return out
 
 
+def plan_fusion(steps, keep):
+    """The steps with each producer + activation pair whose intermediate value nothing else
+    needs (one reader, not kept, same device, the ops' own forwards) replaced by one step
+    running a fused kernel (:mod:`neomx.ops.fused_kernels`) at the activation's place; None
+    when no pair fuses. Frees must be planned already: the producer's move to the fused step."""
+    from ..ops.fused_kernels import activation_post_op
+    producer, readers = {}, {}
+    for st in steps:
+        for s in st.ins:
+            readers[s] = readers.get(s, 0) + 1
+        for s in st.outs:
+            producer[s] = st
+    fused, gone = {}, set()
+    for st in steps:
+        if not st.single or len(st.ins) != 1 or st.forward is not st.node.op.forward:
+            continue
+        s = st.ins[0]
+        src = producer.get(s)
+        if (src is None or not src.single or src.forward is not src.node.op.forward
+                or readers.get(s) != 1 or s in keep or src.device != st.device):
+            continue
+        fn = activation_post_op(src.node, st.node)
+        if fn is None:
+            continue
+        step = Step(st.node, src.ins, st.outs, st.device)
+        step.forward, step.params, step.fused_from = fn, None, src.node
+        step.free = tuple(dict.fromkeys(src.free + st.free))
+        fused[id(st)] = step
+        gone.add(id(src))
+    if not fused:
+        return None
+    return [fused.get(id(st), st) for st in steps if id(st) not in gone]
+
+
 class Plan:
     """A list of steps with their frees and in-place choices, for a fixed ``keep`` set (slots
-    that must survive the plan: outputs, values needed later)."""
+    that must survive the plan: outputs, values needed later). ``fused``: the same steps with
+    producer + activation pairs fused (None: none), run when in-place steps are."""
 
     def __init__(self, steps, keep=()):
         self.steps = list(steps)
@@ -105,6 +146,7 @@ class Plan:
         inplace = plan_inplace(self.steps, self.keep, frees)
         for st, f, ip in zip(self.steps, frees, inplace):
             st.free, st.inplace = f, ip
+        self.fused = plan_fusion(self.steps, self.keep)
 
     def reads(self) -> set:
         return {s for st in self.steps for s in st.ins}
@@ -114,7 +156,7 @@ class Plan:
         ``contexts`` maps a step's device to its OpContext (placed steps only)."""
         inplace = INPLACE["enabled"] and monitor is None  # a monitor sees every value
         prof = _PROF.symbolic
-        for st in self.steps:
+        for st in self._running(inplace):
             fwd = st.inplace if (inplace and st.inplace is not None) else st.forward
             if st.device is None:
                 ins, soc = [vals[i] for i in st.ins], oc
@@ -127,7 +169,7 @@ class Plan:
             try:
                 res = fwd(st.params, ins, soc)
                 if prof:
-                    _profiler.step_event(st.node, t0, res)
+                    _profiler.step_event(st.node, t0, res, st.fused_from)
             except MXNetError as e:
                 raise MXNetError(f"while running {st.node.name} ({st.node.op.name}): {e}") from None
             except (RuntimeError, ValueError, IndexError) as e:
@@ -144,12 +186,25 @@ class Plan:
             for s in st.free:
                 vals[s] = None
 
+    def _running(self, inplace) -> list:
+        """The steps a run executes: fused where in-place steps and fusion are on."""
+        if inplace and self.fused is not None and FUSE["enabled"]:
+            return self.fused
+        return self.steps
+
     def to_python(self) -> str:
-        """Straight-line pseudo-code of the plan (for debugging)."""
+        """Straight-line pseudo-code of the plan as it runs now (for debugging)."""
         lines = []
-        for st in self.steps:
+        for st in self._running(INPLACE["enabled"]):
             outs = ", ".join(f"v{s}" for s in st.outs)
             ins = ", ".join(f"v{s}" for s in st.ins)
+            if st.fused_from is not None:
+                src = st.fused_from
+                lines.append(f"{outs} = {src.op.name}+{st.node.op.name}({ins})  # {src.name} + "
+                             f"{st.node.name} (fused, act_type={st.node.params.act_type!r})")
+                if st.free:
+                    lines.append("del " + ", ".join(f"v{s}" for s in st.free))
+                continue
             params = ", ".join(f"{k}={v!r}" for k, v in st.node.given.items())
             where = f" on {st.device}" if st.device is not None else ""
             lines.append(f"{outs} = {st.node.op.name}({ins}{', ' if params and ins else ''}{params})"

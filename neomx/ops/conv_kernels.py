@@ -92,6 +92,28 @@ def conv_forward(fn, x, w, b, stride, pad, dilate, groups, nsp):
     return fn(x, w, b, stride, pad, dilate, groups)
 
 
+def conv_act_forward(x, w, b, stride, pad, dilate, attr):
+    """act(conv(x, w) + b) as one oneDNN call with ``attr`` ('relu', 'sigmoid', 'tanh') as its
+    post-op (see fused_kernels), in the layout and batch chunks :func:`conv_forward` uses."""
+    fused = torch.ops.mkldnn._convolution_pointwise
+    stride, pad, dilate = list(stride), list(pad), list(dilate)
+    if _wide_channels_last(x, w, 2, 1):
+        fmt = torch.channels_last
+        return fused(x.contiguous(memory_format=fmt), w.contiguous(memory_format=fmt), b, pad,
+                     stride, dilate, 1, attr, [], "")
+    x, w = x.contiguous(), w.contiguous()
+    step = _chunk_rows(x, w, stride, pad, dilate)
+    if step >= x.shape[0]:
+        return fused(x, w, b, pad, stride, dilate, 1, attr, [], "")
+    y = None
+    for i in range(0, x.shape[0], step):
+        part = fused(x[i:i + step], w, b, pad, stride, dilate, 1, attr, [], "")
+        if y is None:
+            y = torch.empty((x.shape[0],) + tuple(part.shape[1:]), dtype=part.dtype, device=part.device)
+        y[i:i + step] = part
+    return y
+
+
 def _chunk_rows(x, w, stride, pad, dilate):
     """Samples per chunk so that an NCHW kernel's columns (C*kh*kw x L per sample) stay
     within CHUNK_BYTES."""

@@ -52,9 +52,10 @@ def test_trace_names_imperative_and_executor_operators(fresh):
     assert doc["displayTimeUnit"] == "ms"
     ops = [e for e in events if e.get("cat") == "operator"]
     names = {e["name"] for e in ops}
-    assert {"dot", "relu", "_plus_scalar", "broadcast_add", "FullyConnected",
-            "Activation"} <= names
-    assert any(e.get("args", {}).get("node") == "fc" for e in ops)
+    # the executor runs fc and act as one fused step (neomx/ops/fused_kernels.py), one event
+    assert {"dot", "relu", "_plus_scalar", "broadcast_add", "FullyConnected+Activation",
+            "_backward_Activation"} <= names
+    assert any(e.get("args", {}).get("node") == "fc + act" for e in ops)
     begins = [e for e in ops if e["ph"] == "B"]
     ends = [e for e in ops if e["ph"] == "E"]
     assert len(begins) == len(ends) and all(e["ts"] <= f["ts"] for e, f in zip(begins, ends))
@@ -81,7 +82,20 @@ def test_symbolic_only(fresh):
     _work()
     prof.set_state("stop")
     names = {e["name"] for e in prof._events}
-    assert "FullyConnected" in names and "relu" not in names and "_plus_scalar" not in names
+    assert "FullyConnected+Activation" in names and "relu" not in names
+    assert "_plus_scalar" not in names
+
+
+def test_executor_operators_separately_without_fusion(fresh, monkeypatch):
+    from neomx.graph import plan
+    monkeypatch.setitem(plan.FUSE, "enabled", False)
+    prof.set_config(profile_imperative=False)
+    prof.set_state("run")
+    _work()
+    prof.set_state("stop")
+    names = {e["name"] for e in prof._events}
+    assert {"FullyConnected", "Activation"} <= names
+    assert not any("+" in n for n in names)
 
 
 def test_aggregate_table_and_json():
