@@ -50,23 +50,28 @@ def _dense2d(t) -> bool:
 
 
 def _onednn(a, w) -> bool:
-    """Whether ``a @ wᵀ`` (a: m x k, w: n x k) goes to oneDNN."""
-    return (AVAILABLE and a.dtype is _f32 and w.dtype is _f32 and a.device.type == "cpu"
-            and w.device.type == "cpu" and a.dim() == 2 and w.dim() == 2
-            and a.shape[1] == w.shape[1] and a.shape[0] * a.shape[1] * w.shape[0] >= ONEDNN_MIN_MACS
-            and _dense2d(a) and _dense2d(w) and not a.requires_grad and not w.requires_grad)
+    """Whether ``a @ wᵀ`` (a: m x k, w: n x k, large enough) goes to oneDNN."""
+    return (AVAILABLE and a.dim() == 2 and w.dim() == 2 and a.shape[1] == w.shape[1]
+            and a.dtype is _f32 and w.dtype is _f32 and a.device.type == "cpu"
+            and w.device.type == "cpu" and _dense2d(a) and _dense2d(w)
+            and not a.requires_grad and not w.requires_grad)
 
 
 def mm(a, b):
-    """``torch.mm(a, b)`` (and its errors for invalid operands)."""
-    if b.dim() == 2 and _onednn(a, b.t()):
+    """``torch.mm(a, b)`` (and its errors for invalid operands). The size test comes first:
+    small products, the common case of imperative code, pay only for it."""
+    sa, sb = a.shape, b.shape
+    if len(sa) == 2 and len(sb) == 2 and sa[0] * sa[1] * sb[-1] >= ONEDNN_MIN_MACS \
+            and _onednn(a, b.t()):
         return torch.ops.mkldnn._linear_pointwise(a, b.t(), None, "none", [], "")
     return torch.mm(a, b)
 
 
 def linear(x, w, b=None):
     """``TF.linear(x, w, b)``: ``x @ wᵀ + b``."""
-    if (x.dim() == 2 and _onednn(x, w)
+    sx, sw = x.shape, w.shape
+    if (len(sx) == 2 and len(sw) == 2 and sx[0] * sx[1] * sw[0] >= ONEDNN_MIN_MACS
+            and _onednn(x, w)
             and (b is None or (b.dtype is _f32 and b.dim() == 1 and b.shape[0] == w.shape[0]
                                and b.device.type == "cpu" and not b.requires_grad))):
         return torch.ops.mkldnn._linear_pointwise(x, w, b, "none", [], "")
