@@ -2,6 +2,7 @@
 from ..symbol.symbol import register_binders as _register_binders
 from .bind import bind, simple_bind
 from .executor import Executor
+from . import tape_plan as _tape_plan  # noqa: F401  (installs the tape's compiled backward)
 
 _register_binders(bind, simple_bind)
 

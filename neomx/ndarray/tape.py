@@ -250,6 +250,12 @@ def _head_grads(heads, head_grads):
     return out
 
 
+# The compiled backward of recorded tapes (neomx/executor/tape_plan.py sets it when loaded):
+# ``fn(order, leaves, entries, head grads, train_mode)`` -> {(leaf, 0): gradient tensor}, or
+# None where the eager rules below must run.
+COMPILED_BACKWARD = None
+
+
 def run_backward(heads, head_grads=None, variables=None, retain_graph=False, create_graph=False,
                  train_mode=True):
     """Back-propagate from ``heads``. Without ``variables`` gradients land in the marked
@@ -275,6 +281,13 @@ def run_backward(heads, head_grads=None, variables=None, retain_graph=False, cre
             var_keys.append(e)
         targets.update(var_keys)
 
+    if var_keys is None and not create_graph and COMPILED_BACKWARD is not None:
+        done = COMPILED_BACKWARD(order, leaves, entries, grads_in, train_mode)
+        if done is not None:
+            _free(order, retain_graph)
+            _store_tensors(leaves, done)
+            return None
+
     needs = {k[0] for k in targets}  # nodes and leaves whose outputs lead to a target
     for node in order:
         for e in node.in_entries:
@@ -290,15 +303,20 @@ def run_backward(heads, head_grads=None, variables=None, retain_graph=False, cre
         _set_recording(prev_rec)
         FLAGS.training = prev_train
 
+    _free(order, retain_graph)
+    if var_keys is not None:
+        return [results.get(k) for k in var_keys], var_keys
+    _store(leaves, results)
+    return None
+
+
+def _free(order, retain_graph):
+    """Without ``retain_graph`` the nodes let their values go (a second backward raises)."""
     if not retain_graph:
         for node in order:
             node.freed = True
             node.ins = node.outs = None
             node.p = None  # (a cached graph's call keeps its forward values there)
-    if var_keys is not None:
-        return [results.get(k) for k in var_keys], var_keys
-    _store(leaves, results)
-    return None
 
 
 # {operator name: rule(node, ins, outs, ograds) -> input gradients, or None for the op's own
@@ -401,6 +419,28 @@ def _store(leaves, results):
         src = g._data
         if src.device != dst.device:
             src = src.to(dst.device)
+        if src.shape != dst.shape:
+            src = src.reshape(dst.shape)
+        if req == "write":
+            dst.copy_(src)
+        else:
+            dst.add_(src)
+
+
+def _store_tensors(leaves, results):
+    """_store for gradients that are tensors of the leaves' own device (the compiled path's),
+    into dense buffers."""
+    for leaf in leaves:
+        req = leaf.grad_req
+        if req == "null":
+            continue
+        leaf.fresh = True
+        dst = leaf.grad._data
+        src = results.get((leaf, 0))
+        if src is None:
+            if req == "write":
+                dst.zero_()
+            continue
         if src.shape != dst.shape:
             src = src.reshape(dst.shape)
         if req == "write":
