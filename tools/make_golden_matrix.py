@@ -314,6 +314,9 @@ def build_op_cases():
     reg('logreg_n1', 'LogisticRegressionOutput', {'grad_scale': 3.0},
         lambda r: [('data', U(r, (4, 1), -2, 2)), ('label', ints(r, (4,), 0, 2))])
     reg('maereg', 'MAERegressionOutput', {}, d43)
+    reg('maereg_ties', 'MAERegressionOutput', {},
+        lambda r: [('data', ints(r, (4, 3), 0, 3)), ('label', ints(r, (4, 3), 0, 3))],
+        notes='integer values, many equal to their label: there the gradient is -1/M')
     reg('maereg_scale', 'MAERegressionOutput', {'grad_scale': 0.5},
         lambda r: [('data', U(r, (2, 2, 3))), ('label', U(r, (2, 2, 3)))], notes='M = 6')
 

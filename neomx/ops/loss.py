@@ -2,7 +2,8 @@
 
 Loss heads ignore the head gradient (``is_loss``). The regression heads follow
 ``src/operator/regression_output-inl.h``: ``grad = grad_scale / M * f(out - label)`` with
-``M = label.size / label.shape[0]`` and ``f`` the identity (linear, logistic) or sign (MAE).
+``M = label.size / label.shape[0]`` and ``f`` the identity (linear, logistic) or sign (MAE; -1
+at equality, as MXNet's ``minus_sign``).
 """
 from __future__ import annotations
 
@@ -39,6 +40,12 @@ def _regression_backward(transform):
 
 _GRAD_SCALE = (Param("grad_scale", "float", 1.0, "Scale the gradient by a float factor"),)
 
+
+def _minus_sign(d):
+    """MXNet's ``minus_sign``: 1 where ``d > 0``, else -1 (at equality too: MAE's gradient of
+    a prediction equal to its label is -grad_scale / M, not 0)."""
+    return torch.where(d > 0, torch.ones_like(d), -torch.ones_like(d))
+
 for _name, _bwd, _fwd, _f, _doc in (
         ("LinearRegressionOutput", "_backward_linear_reg_out", lambda x: x, lambda d: d,
          "Computes and optimizes for squared loss during backward propagation.\n\n"
@@ -46,9 +53,10 @@ for _name, _bwd, _fwd, _f, _doc in (
         ("LogisticRegressionOutput", "_backward_logistic_reg_out", torch.sigmoid, lambda d: d,
          "Applies a logistic function to the input; backward gives the log-loss gradient\n"
          "grad_scale / M * (sigmoid(x) - label)."),
-        ("MAERegressionOutput", "_backward_mae_reg_out", lambda x: x, torch.sign,
+        ("MAERegressionOutput", "_backward_mae_reg_out", lambda x: x, _minus_sign,
          "Computes mean absolute error of the input.\n\n"
-         "Forward is the identity; grad = grad_scale / M * sign(out - label)."),
+         "Forward is the identity; grad = grad_scale / M * sign(out - label), with -1 where\n"
+         "out == label (MXNet's)."),
 ):
     register(OpDef(
         _name, (lambda fn: lambda p, ins, oc: fn(ins[0]))(_fwd), _regression_infer_shape,
