@@ -73,18 +73,24 @@ def plan_frees(steps, keep) -> list[tuple]:
     return [tuple(f) for f in frees]
 
 
-def plan_inplace(steps, keep, frees) -> list:
-    """For each step, the op's ``inplace_forward`` when it may overwrite its first input: the
-    op can, the step runs the op's own forward (not a storage-type variant), that value was
-    made fresh by a step of this plan (no aliases: not a variable, a view
-    or a value from elsewhere), this step is its only reader, it is freed here and not kept, and
-    both run on the same device."""
+def _producers_and_readers(steps):
+    """({slot: the step computing it}, {slot: how many steps read it})."""
     producer, readers = {}, {}
     for st in steps:
         for s in st.ins:
             readers[s] = readers.get(s, 0) + 1
         for s in st.outs:
             producer[s] = st
+    return producer, readers
+
+
+def plan_inplace(steps, keep, frees) -> list:
+    """For each step, the op's ``inplace_forward`` when it may overwrite its first input: the
+    op can, the step runs the op's own forward (not a storage-type variant), that value was
+    made fresh by a step of this plan (no aliases: not a variable, a view
+    or a value from elsewhere), this step is its only reader, it is freed here and not kept, and
+    both run on the same device."""
+    producer, readers = _producers_and_readers(steps)
     out = []
     for st, free in zip(steps, frees):
         fn = st.node.op.inplace_forward
@@ -106,12 +112,7 @@ def plan_fusion(steps, keep):
     running a fused kernel (:mod:`neomx.ops.fused_kernels`) at the activation's place; None
     when no pair fuses. Frees must be planned already: the producer's move to the fused step."""
     from ..ops.fused_kernels import activation_post_op
-    producer, readers = {}, {}
-    for st in steps:
-        for s in st.ins:
-            readers[s] = readers.get(s, 0) + 1
-        for s in st.outs:
-            producer[s] = st
+    producer, readers = _producers_and_readers(steps)
     fused, gone = {}, set()
     for st in steps:
         if not st.single or len(st.ins) != 1 or st.forward is not st.node.op.forward:

@@ -411,42 +411,32 @@ def _store(leaves, results):
             from .sparse_grad import store_grad  # (a sparse buffer or gradient)
             store_grad(buf, g, req)
             continue
-        dst = buf._data
-        if g is None:
-            if req == "write":
-                dst.zero_()
-            continue
-        src = g._data
-        if src.device != dst.device:
-            src = src.to(dst.device)
-        if src.shape != dst.shape:
-            src = src.reshape(dst.shape)
+        _store_dense(buf._data, None if g is None else g._data, req)
+
+
+def _store_dense(dst, src, req):
+    """Write (or add) the gradient tensor ``src`` into the buffer ``dst``; None: zeros."""
+    if src is None:
         if req == "write":
-            dst.copy_(src)
-        else:
-            dst.add_(src)
+            dst.zero_()
+        return
+    if src.device != dst.device:
+        src = src.to(dst.device)
+    if src.shape != dst.shape:
+        src = src.reshape(dst.shape)
+    if req == "write":
+        dst.copy_(src)
+    else:
+        dst.add_(src)
 
 
 def _store_tensors(leaves, results):
-    """_store for gradients that are tensors of the leaves' own device (the compiled path's),
-    into dense buffers."""
+    """_store for the compiled path's gradients: tensors, into dense buffers."""
     for leaf in leaves:
         req = leaf.grad_req
-        if req == "null":
-            continue
-        leaf.fresh = True
-        dst = leaf.grad._data
-        src = results.get((leaf, 0))
-        if src is None:
-            if req == "write":
-                dst.zero_()
-            continue
-        if src.shape != dst.shape:
-            src = src.reshape(dst.shape)
-        if req == "write":
-            dst.copy_(src)
-        else:
-            dst.add_(src)
+        if req != "null":
+            leaf.fresh = True
+            _store_dense(leaf.grad._data, results.get((leaf, 0)), req)
 
 
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
