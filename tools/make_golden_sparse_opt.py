@@ -2,90 +2,40 @@
 graph (dgl) contrib operators on CSR inputs, from MXNet 1.9.1
 (tests/golden/sparse_opt/cases.json; tests/sparse/test_sparse_opt.py and test_graph_ops.py).
 
-Run with the oracle's interpreter from the repository root:
-``tools/mxnet-oracle tools/make_golden_sparse_opt.py``.
+The optimizer and update operator scenarios live in tests/sparse/_sparse_opt_cases.py, written
+against the ``mx`` they are given; this script runs them in MXNet. Run with the oracle's
+interpreter from the repository root: ``tools/mxnet-oracle tools/make_golden_sparse_opt.py``.
 
 The samplers are random; their cases here take every neighbour (``num_neighbor`` at least the
 largest degree), which makes them deterministic. Entries of the sampler outputs past the number
 of sampled vertices are uninitialised memory in MXNet and are not recorded.
 """
 import os
+import sys
 import warnings
 
 os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
 
-from _oracle_common import err_info, golden_dir, write_json  # noqa: E402
+from _oracle_common import ROOT, err_info, golden_dir, write_json  # noqa: E402
 
 import mxnet as mx  # noqa: E402
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, os.path.join(ROOT, "tests", "sparse"))
+import _sparse_opt_cases as cases  # noqa: E402
+
 OUT = os.path.join(golden_dir("sparse_opt"), "cases.json")
 warnings.simplefilter("ignore")
 
-# Optimizer configurations: name -> (optimizer, kwargs). Run for three steps with row_sparse
-# gradients on a dense (5, 3) weight; rows 2 never get a gradient.
-OPTIMIZERS = {
-    "sgd_mom_lazy": ("sgd", dict(learning_rate=0.1, momentum=0.9, wd=0.01)),
-    "sgd_mom_std": ("sgd", dict(learning_rate=0.1, momentum=0.9, wd=0.01, lazy_update=False)),
-    "sgd_mom_clip": ("sgd", dict(learning_rate=0.1, momentum=0.5, rescale_grad=2.0,
-                                 clip_gradient=0.4)),
-    "nag": ("nag", dict(learning_rate=0.1, wd=0.01)),
-    "nag_mom": ("nag", dict(learning_rate=0.1, momentum=0.9, wd=0.01)),
-    "signum": ("signum", dict(learning_rate=0.1, wd=0.01)),
-    "signsgd": ("signum", dict(learning_rate=0.1, momentum=0.0, wd=0.01)),
-    "rmsprop": ("rmsprop", dict(learning_rate=0.01, wd=0.01)),
-    "rmsprop_centered": ("rmsprop", dict(learning_rate=0.01, centered=True, clip_weights=0.5)),
-    "adadelta": ("adadelta", dict(wd=0.01)),
-    "ftml": ("ftml", dict(learning_rate=0.05, wd=0.01)),
-    "dcasgd": ("dcasgd", dict(learning_rate=0.1, wd=0.01)),
-    "adamax": ("adamax", dict(wd=0.01)),
-    "nadam": ("nadam", dict(wd=0.01)),
-    "sgld_nonoise_check": None,  # (random: structure checked in the tests only)
-    "lars": ("lars", dict(learning_rate=0.1, wd=0.01)),
-    "lars_mom": ("lars", dict(learning_rate=0.1, momentum=0.9, wd=0.01)),
-    "lars_mom_std": ("lars", dict(learning_rate=0.1, momentum=0.9, wd=0.01, lazy_update=False)),
-    "lbsgd": ("lbsgd", dict(learning_rate=0.1, momentum=0.9)),
-    "lamb": ("lamb", dict(learning_rate=0.01, wd=0.01)),
-    "adagrad_eps": ("adagrad", dict(learning_rate=0.1, eps=0.5, rescale_grad=2.0,
-                                    clip_gradient=0.7)),
-    "groupadagrad": ("groupadagrad", dict(learning_rate=0.1)),
-    "groupadagrad_eps": ("groupadagrad", dict(learning_rate=0.1, eps=0.5, rescale_grad=2.0,
-                                              clip_gradient=0.7)),
-    "groupadagrad_wd": ("groupadagrad", dict(learning_rate=0.1, wd=0.01)),
-    "test": ("test", dict(rescale_grad=0.5)),
-}
-OPTIMIZERS = {k: v for k, v in OPTIMIZERS.items() if v is not None}
-
-
-def step_inputs():
-    rng = np.random.RandomState(0)
-    w0 = rng.uniform(-1, 1, (5, 3)).astype(np.float32)
-    steps = [(rng.uniform(-1, 1, (2, 3)).astype(np.float32), [0, 3]),
-             (rng.uniform(-1, 1, (2, 3)).astype(np.float32), [1, 3]),
-             (rng.uniform(-1, 1, (1, 3)).astype(np.float32), [4])]
-    return w0, steps
-
-
-def arrays(state):
-    if state is None:
-        return []
-    if isinstance(state, (tuple, list)):
-        return [a for s in state for a in arrays(s)]
-    return [state]
-
 
 def optimizers():
-    w0, steps = step_inputs()
+    w0, steps = cases.step_inputs()
     out = {"inputs": {"w0": w0.tolist(), "steps": [[d.tolist(), r] for d, r in steps]}}
-    for name, (opt_name, kw) in OPTIMIZERS.items():
-        upd = mx.optimizer.get_updater(mx.optimizer.create(opt_name, **kw))
-        w = mx.nd.array(w0)
+    for name in cases.OPTIMIZERS:
         try:
-            for data, rows in steps:
-                upd(0, mx.nd.sparse.row_sparse_array((data, rows), shape=(5, 3)), w)
-            w.wait_to_read()
+            w, states = cases.run_updater(mx, name, w0, steps)
             out[name] = {"weight": w.asnumpy().tolist(),
-                         "states": [[s.stype, s.asnumpy().tolist()] for s in arrays(upd.states[0])]}
+                         "states": [[s.stype, s.asnumpy().tolist()] for s in states]}
         except (mx.base.MXNetError, AssertionError) as e:
             out[name] = err_info(e)
     return out
@@ -93,32 +43,14 @@ def optimizers():
 
 def update_ops():
     """The update operators called directly with row_sparse gradients."""
-    w0, steps = step_inputs()
-    g = mx.nd.sparse.row_sparse_array(steps[0], shape=(5, 3))
+    w0, steps = cases.step_inputs()
+    g = cases.rsp(mx, *steps[0])
     out = {}
-    calls = {
-        "sparse.adagrad_update": lambda w, s: mx.nd.sparse.adagrad_update(
-            w, g, s[0], out=w, lr=0.1, epsilon=0.01, rescale_grad=2.0, clip_gradient=0.7),
-        "sparse.adagrad_update_wd": lambda w, s: mx.nd.sparse.adagrad_update(
-            w, g, s[0], out=w, lr=0.1, wd=0.1),
-        "contrib.group_adagrad_update": lambda w, s: mx.nd.contrib.group_adagrad_update(
-            w, g, s[1], out=w, lr=0.1, epsilon=0.01, rescale_grad=2.0, clip_gradient=0.7),
-        "contrib.group_adagrad_update_dense": lambda w, s: mx.nd.contrib.group_adagrad_update(
-            w, g.tostype("default"), s[1], out=w, lr=0.1),
-        "sgd_update_lazy": lambda w, s: mx.nd.sgd_update(w, g, out=w, lr=0.1, wd=0.1),
-        "sgd_update_std": lambda w, s: mx.nd.sgd_update(w, g, out=w, lr=0.1, wd=0.1,
-                                                        lazy_update=False),
-        "sgd_mom_update_lazy": lambda w, s: mx.nd.sparse.sgd_mom_update(
-            w, g, s[0], out=w, lr=0.1, wd=0.1, momentum=0.9),
-        "adam_update_std": lambda w, s: mx.nd.adam_update(
-            w, g, s[0], s[2], out=w, lr=0.1, wd=0.1, lazy_update=False),
-    }
-    for name, call in calls.items():
+    for name in cases.UPDATE_OPS:
         w = mx.nd.array(w0)
-        states = [mx.nd.ones((5, 3)) * 0.5, mx.nd.ones((5, 1)) * 0.25, mx.nd.ones((5, 3)) * 0.1]
+        states = cases.update_op_states(mx)
         try:
-            call(w, states)
-            w.wait_to_read()
+            cases.run_update_op(mx, name, w, states, g)
             out[name] = {"weight": w.asnumpy().tolist(),
                          "states": [s.asnumpy().tolist() for s in states]}
         except (mx.base.MXNetError, AssertionError) as e:
@@ -126,68 +58,12 @@ def update_ops():
     return out
 
 
-KV_OPTIMIZERS = {
-    "sgd_mom": ("sgd", dict(learning_rate=0.1, momentum=0.9)),
-    "adam": ("adam", dict(learning_rate=0.1)),
-    "groupadagrad": ("groupadagrad", dict(learning_rate=0.1)),
-    "sgd_std": ("sgd", dict(learning_rate=0.1, lazy_update=False, momentum=0.9, wd=0.1)),
-    "nag_mom": ("nag", dict(learning_rate=0.1, momentum=0.9)),
-    "nag": ("nag", dict(learning_rate=0.1)),
-    "signum": ("signum", dict(learning_rate=0.1)),
-    "rmsprop": ("rmsprop", dict(learning_rate=0.1)),
-    "adagrad": ("adagrad", dict(learning_rate=0.1)),
-    "ftrl": ("ftrl", dict(learning_rate=0.1)),
-    "adam_std": ("adam", dict(learning_rate=0.1, lazy_update=False)),
-    "lars_mom": ("lars", dict(learning_rate=0.1, momentum=0.9)),
-    "ftml": ("ftml", dict(learning_rate=0.1)),
-    "dcasgd": ("dcasgd", dict(learning_rate=0.1)),
-    "adadelta": ("adadelta", dict(learning_rate=0.1)),
-    "nadam": ("nadam", dict(learning_rate=0.1)),
-    "lamb": ("lamb", dict(learning_rate=0.1)),
-    "lbsgd": ("lbsgd", dict(learning_rate=0.1)),
-}
-
-
 def update_ops_rsp():
     """Update operators with row_sparse weights and states (lazy, the states' rows updated in
     place) and the standard forms."""
-    w0, steps = step_inputs()
-    g = mx.nd.sparse.row_sparse_array(steps[0], shape=(5, 3))
-    rsp = lambda a: a.tostype("row_sparse")  # noqa: E731
-    cases = {
-        "ftrl_dense": (lambda: [mx.nd.array(w0), mx.nd.ones((5, 3)) * 0.1,
-                                mx.nd.ones((5, 3)) * 0.2],
-                       lambda a: mx.nd.ftrl_update(a[0], g, a[1], a[2], out=a[0], lr=0.1,
-                                                   wd=0.1)),
-        "ftrl_rsp": (lambda: [rsp(mx.nd.array(w0)), rsp(mx.nd.ones((5, 3)) * 0.1),
-                              rsp(mx.nd.ones((5, 3)) * 0.2)],
-                     lambda a: mx.nd.sparse.ftrl_update(a[0], g, a[1], a[2], out=a[0], lr=0.1,
-                                                        wd=0.1)),
-        "sgd_mom_rsp": (lambda: [rsp(mx.nd.array(w0)), rsp(mx.nd.ones((5, 3)) * 0.1)],
-                        lambda a: mx.nd.sparse.sgd_mom_update(a[0], g, a[1], out=a[0], lr=0.1,
-                                                              wd=0.1, momentum=0.9)),
-        "sgd_mom_rsp_empty_state": (
-            lambda: [rsp(mx.nd.array(w0)), mx.nd.sparse.zeros("row_sparse", (5, 3))],
-            lambda a: mx.nd.sparse.sgd_mom_update(a[0], g, a[1], out=a[0], lr=0.1, wd=0.1,
-                                                  momentum=0.9)),
-        "adam_rsp": (lambda: [rsp(mx.nd.array(w0)), rsp(mx.nd.ones((5, 3)) * 0.1),
-                              rsp(mx.nd.ones((5, 3)) * 0.2)],
-                     lambda a: mx.nd.sparse.adam_update(a[0], g, a[1], a[2], out=a[0], lr=0.1,
-                                                        wd=0.1)),
-        "sgd_rsp_w": (lambda: [rsp(mx.nd.array(w0))],
-                      lambda a: mx.nd.sparse.sgd_update(a[0], g, out=a[0], lr=0.1, wd=0.1)),
-        "sgd_rsp_w_std": (lambda: [rsp(mx.nd.array(w0))],
-                          lambda a: mx.nd.sparse.sgd_update(a[0], g, out=a[0], lr=0.1, wd=0.1,
-                                                            lazy_update=False)),
-        "sgd_mom_std": (lambda: [mx.nd.array(w0), mx.nd.ones((5, 3)) * 0.1],
-                        lambda a: mx.nd.sgd_mom_update(a[0], g, a[1], out=a[0], lr=0.1, wd=0.1,
-                                                       momentum=0.9, lazy_update=False)),
-        "group_adagrad_rsp": (lambda: [rsp(mx.nd.array(w0)), rsp(mx.nd.ones((5, 1)) * 0.1)],
-                              lambda a: mx.nd.contrib.group_adagrad_update(
-                                  a[0], g, a[1], out=a[0], lr=0.1)),
-    }
+    w0, steps = cases.step_inputs()
     out = {}
-    for name, (make, call) in cases.items():
+    for name, (make, call) in cases.rsp_update_cases(mx, w0, cases.rsp(mx, *steps[0])).items():
         arrs = make()
         try:
             call(arrs)
@@ -199,17 +75,11 @@ def update_ops_rsp():
 
 def kvstore_rsp_weight():
     """A local KVStore with a row_sparse weight and an optimizer (what dist servers run)."""
-    w0, steps = step_inputs()
+    w0, steps = cases.step_inputs()
     out = {}
-    for name, (opt_name, kw) in KV_OPTIMIZERS.items():
-        kv = mx.kv.create("local")
-        kv.set_optimizer(mx.optimizer.create(opt_name, **kw))
-        kv.init("w", mx.nd.array(w0).tostype("row_sparse"))
+    for name in cases.KV_OPTIMIZERS:
         try:
-            for data, rows in steps:
-                kv.push("w", mx.nd.sparse.row_sparse_array((data, rows), shape=(5, 3)))
-            res = mx.nd.sparse.zeros("row_sparse", (5, 3))
-            kv.row_sparse_pull("w", out=res, row_ids=mx.nd.arange(5))
+            res = cases.run_kvstore(mx, name, w0, steps)
             out[name] = {"weight": res.asnumpy().tolist(),
                          "indices": res.indices.asnumpy().tolist()}
         except (mx.base.MXNetError, AssertionError) as e:

@@ -1,6 +1,7 @@
 """Every optimizer with row_sparse gradients (lazy updates where MXNet 1.9.1 has them, its dense
 fallback elsewhere), the sparse update operators called directly, and a KVStore with a
-row_sparse weight, against MXNet 1.9.1 (tests/golden/sparse_opt/cases.json, written by
+row_sparse weight, against MXNet 1.9.1 running the same scenarios
+(tests/sparse/_sparse_opt_cases.py; golden tests/golden/sparse_opt/cases.json, written by
 tools/make_golden_sparse_opt.py)."""
 from __future__ import annotations
 
@@ -13,54 +14,19 @@ import pytest
 
 import neomx as mx
 
+from . import _sparse_opt_cases as cases
+
 GOLDEN = json.loads((Path(__file__).resolve().parents[1] / "golden" / "sparse_opt"
                      / "cases.json").read_text())
 OPT = GOLDEN["optimizers"]
 W0 = np.array(OPT["inputs"]["w0"], np.float32)
 STEPS = [(np.array(d, np.float32), rows) for d, rows in OPT["inputs"]["steps"]]
 
-# (the configurations of tools/make_golden_sparse_opt.py)
-CONFIGS = {
-    "sgd_mom_lazy": ("sgd", dict(learning_rate=0.1, momentum=0.9, wd=0.01)),
-    "sgd_mom_std": ("sgd", dict(learning_rate=0.1, momentum=0.9, wd=0.01, lazy_update=False)),
-    "sgd_mom_clip": ("sgd", dict(learning_rate=0.1, momentum=0.5, rescale_grad=2.0,
-                                 clip_gradient=0.4)),
-    "nag": ("nag", dict(learning_rate=0.1, wd=0.01)),
-    "nag_mom": ("nag", dict(learning_rate=0.1, momentum=0.9, wd=0.01)),
-    "signum": ("signum", dict(learning_rate=0.1, wd=0.01)),
-    "signsgd": ("signum", dict(learning_rate=0.1, momentum=0.0, wd=0.01)),
-    "rmsprop": ("rmsprop", dict(learning_rate=0.01, wd=0.01)),
-    "rmsprop_centered": ("rmsprop", dict(learning_rate=0.01, centered=True, clip_weights=0.5)),
-    "adadelta": ("adadelta", dict(wd=0.01)),
-    "ftml": ("ftml", dict(learning_rate=0.05, wd=0.01)),
-    "dcasgd": ("dcasgd", dict(learning_rate=0.1, wd=0.01)),
-    "adamax": ("adamax", dict(wd=0.01)),
-    "nadam": ("nadam", dict(wd=0.01)),
-    "lars": ("lars", dict(learning_rate=0.1, wd=0.01)),
-    "lars_mom": ("lars", dict(learning_rate=0.1, momentum=0.9, wd=0.01)),
-    "lars_mom_std": ("lars", dict(learning_rate=0.1, momentum=0.9, wd=0.01, lazy_update=False)),
-    "lbsgd": ("lbsgd", dict(learning_rate=0.1, momentum=0.9)),
-    "lamb": ("lamb", dict(learning_rate=0.01, wd=0.01)),
-    "adagrad_eps": ("adagrad", dict(learning_rate=0.1, eps=0.5, rescale_grad=2.0,
-                                    clip_gradient=0.7)),
-    "groupadagrad": ("groupadagrad", dict(learning_rate=0.1)),
-    "groupadagrad_eps": ("groupadagrad", dict(learning_rate=0.1, eps=0.5, rescale_grad=2.0,
-                                              clip_gradient=0.7)),
-    "groupadagrad_wd": ("groupadagrad", dict(learning_rate=0.1, wd=0.01)),
-    "test": ("test", dict(rescale_grad=0.5)),
-}
+CONFIGS = cases.OPTIMIZERS
 
 
 def _rsp(data, rows):
-    return mx.nd.sparse.row_sparse_array((data, rows), shape=(5, 3))
-
-
-def _arrays(state):
-    if state is None:
-        return []
-    if isinstance(state, (tuple, list)):
-        return [a for s in state for a in _arrays(s)]
-    return [state]
+    return cases.rsp(mx, data, rows)
 
 
 def test_every_golden_config_is_run():
@@ -69,23 +35,16 @@ def test_every_golden_config_is_run():
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_optimizer_with_row_sparse_gradients(name):
-    opt_name, kw = CONFIGS[name]
     rec = OPT[name]
-    upd = mx.optimizer.get_updater(mx.optimizer.create(opt_name, **kw))
-    w = mx.nd.array(W0)
     if "error_type" in rec:
         with pytest.raises(getattr(builtins, rec["error_type"], None)
                            or getattr(mx.base, rec["error_type"]),
                            match=rec["error_message"].split("\n")[0][:40]):
-            for data, rows in STEPS:
-                upd(0, _rsp(data, rows), w)
-            w.wait_to_read()
+            cases.run_updater(mx, name, W0, STEPS)
         return
-    for data, rows in STEPS:
-        upd(0, _rsp(data, rows), w)
+    w, states = cases.run_updater(mx, name, W0, STEPS)
     np.testing.assert_allclose(w.asnumpy(), np.array(rec["weight"], np.float32), rtol=1e-5,
                                atol=1e-6, equal_nan=True)
-    states = _arrays(upd.states[0])
     assert len(states) == len(rec["states"])
     for s, (stype, value) in zip(states, rec["states"]):
         assert s.stype == stype
@@ -110,18 +69,10 @@ def test_direct_update_calls_with_row_sparse_gradients(name):
 def test_lazy_updates_leave_rows_without_gradient_untouched():
     """Row 2 never has a gradient: lazy rules (weight decay included) leave it as it was."""
     for name in ("sgd_mom_lazy", "nag", "lars_mom", "groupadagrad", "adagrad_eps"):
-        opt_name, kw = CONFIGS[name]
-        upd = mx.optimizer.get_updater(mx.optimizer.create(opt_name, **kw))
-        w = mx.nd.array(W0)
-        for data, rows in STEPS:
-            upd(0, _rsp(data, rows), w)
+        w, _ = cases.run_updater(mx, name, W0, STEPS)
         np.testing.assert_array_equal(w.asnumpy()[2], W0[2], err_msg=name)
     # the standard update decays it
-    opt_name, kw = CONFIGS["sgd_mom_std"]
-    upd = mx.optimizer.get_updater(mx.optimizer.create(opt_name, **kw))
-    w = mx.nd.array(W0)
-    for data, rows in STEPS:
-        upd(0, _rsp(data, rows), w)
+    w, _ = cases.run_updater(mx, "sgd_mom_std", W0, STEPS)
     assert not np.allclose(w.asnumpy()[2], W0[2])
 
 
@@ -142,41 +93,19 @@ def test_sgld_with_row_sparse_gradients():
 OPS = GOLDEN["update_ops"]
 
 
-def _call_op(name, w, s, g):
-    calls = {
-        "sparse.adagrad_update": lambda: mx.nd.sparse.adagrad_update(
-            w, g, s[0], out=w, lr=0.1, epsilon=0.01, rescale_grad=2.0, clip_gradient=0.7),
-        "sparse.adagrad_update_wd": lambda: mx.nd.sparse.adagrad_update(
-            w, g, s[0], out=w, lr=0.1, wd=0.1),
-        "contrib.group_adagrad_update": lambda: mx.nd.contrib.group_adagrad_update(
-            w, g, s[1], out=w, lr=0.1, epsilon=0.01, rescale_grad=2.0, clip_gradient=0.7),
-        "contrib.group_adagrad_update_dense": lambda: mx.nd.contrib.group_adagrad_update(
-            w, g.tostype("default"), s[1], out=w, lr=0.1),
-        "sgd_update_lazy": lambda: mx.nd.sgd_update(w, g, out=w, lr=0.1, wd=0.1),
-        "sgd_update_std": lambda: mx.nd.sgd_update(w, g, out=w, lr=0.1, wd=0.1,
-                                                   lazy_update=False),
-        "sgd_mom_update_lazy": lambda: mx.nd.sparse.sgd_mom_update(
-            w, g, s[0], out=w, lr=0.1, wd=0.1, momentum=0.9),
-        "adam_update_std": lambda: mx.nd.adam_update(
-            w, g, s[0], s[2], out=w, lr=0.1, wd=0.1, lazy_update=False),
-    }
-    calls[name]()
-    w.wait_to_read()
-
-
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_update_operators_with_row_sparse_gradients(name):
     rec = OPS[name]
     w = mx.nd.array(W0)
-    s = [mx.nd.ones((5, 3)) * 0.5, mx.nd.ones((5, 1)) * 0.25, mx.nd.ones((5, 3)) * 0.1]
+    s = cases.update_op_states(mx)
     g = _rsp(*STEPS[0])
     if "error_type" in rec:
         frag = rec["error_message"].split("\n")[0]
         frag = frag.split("Check failed: infer_stype_success: ")[-1][:45]
         with pytest.raises(mx.base.MXNetError, match=frag.replace("(", r"\(")):
-            _call_op(name, w, s, g)
+            cases.run_update_op(mx, name, w, s, g)
         return
-    _call_op(name, w, s, g)
+    cases.run_update_op(mx, name, w, s, g)
     np.testing.assert_allclose(w.asnumpy(), np.array(rec["weight"], np.float32), rtol=1e-5,
                                atol=1e-6)
     for a, v in zip(s, rec["states"]):
@@ -196,27 +125,7 @@ def test_group_adagrad_update_symbol():
 
 KV = GOLDEN["kvstore_rsp_weight"]
 
-
-KV_CONFIGS = {
-    "sgd_mom": ("sgd", dict(learning_rate=0.1, momentum=0.9)),
-    "adam": ("adam", dict(learning_rate=0.1)),
-    "groupadagrad": ("groupadagrad", dict(learning_rate=0.1)),
-    "sgd_std": ("sgd", dict(learning_rate=0.1, lazy_update=False, momentum=0.9, wd=0.1)),
-    "nag_mom": ("nag", dict(learning_rate=0.1, momentum=0.9)),
-    "nag": ("nag", dict(learning_rate=0.1)),
-    "signum": ("signum", dict(learning_rate=0.1)),
-    "rmsprop": ("rmsprop", dict(learning_rate=0.1)),
-    "adagrad": ("adagrad", dict(learning_rate=0.1)),
-    "ftrl": ("ftrl", dict(learning_rate=0.1)),
-    "adam_std": ("adam", dict(learning_rate=0.1, lazy_update=False)),
-    "lars_mom": ("lars", dict(learning_rate=0.1, momentum=0.9)),
-    "ftml": ("ftml", dict(learning_rate=0.1)),
-    "dcasgd": ("dcasgd", dict(learning_rate=0.1)),
-    "adadelta": ("adadelta", dict(learning_rate=0.1)),
-    "nadam": ("nadam", dict(learning_rate=0.1)),
-    "lamb": ("lamb", dict(learning_rate=0.1)),
-    "lbsgd": ("lbsgd", dict(learning_rate=0.1)),
-}
+KV_CONFIGS = cases.KV_OPTIMIZERS
 
 
 def test_every_kvstore_config_is_run():
@@ -227,14 +136,7 @@ def test_every_kvstore_config_is_run():
 def test_kvstore_row_sparse_weight_updates(name):
     """A KVStore holding a row_sparse weight (what a dist_sync store updates) with every
     optimizer: lazy kernels keep their rows, the others MXNet's dense fallback."""
-    opt_name, kw = KV_CONFIGS[name]
-    kv = mx.kv.create("local")
-    kv.set_optimizer(mx.optimizer.create(opt_name, **kw))
-    kv.init("w", mx.nd.array(W0).tostype("row_sparse"))
-    for data, rows in STEPS:
-        kv.push("w", _rsp(data, rows))
-    res = mx.nd.sparse.zeros("row_sparse", (5, 3))
-    kv.row_sparse_pull("w", out=res, row_ids=mx.nd.arange(5))
+    res = cases.run_kvstore(mx, name, W0, STEPS)
     assert res.indices.asnumpy().tolist() == KV[name]["indices"]
     np.testing.assert_allclose(res.asnumpy(), np.array(KV[name]["weight"], np.float32),
                                rtol=1e-5, atol=1e-5, equal_nan=True)  # (float32 order)
@@ -243,50 +145,11 @@ def test_kvstore_row_sparse_weight_updates(name):
 RSP_OPS = GOLDEN["update_ops_rsp"]
 
 
-def _rsp_case(name):
-    w0 = W0
-    g = _rsp(*STEPS[0])
-    rsp = lambda a: a.tostype("row_sparse")  # noqa: E731
-    cases = {
-        "ftrl_dense": (lambda: [mx.nd.array(w0), mx.nd.ones((5, 3)) * 0.1,
-                                mx.nd.ones((5, 3)) * 0.2],
-                       lambda a: mx.nd.ftrl_update(a[0], g, a[1], a[2], out=a[0], lr=0.1,
-                                                   wd=0.1)),
-        "ftrl_rsp": (lambda: [rsp(mx.nd.array(w0)), rsp(mx.nd.ones((5, 3)) * 0.1),
-                              rsp(mx.nd.ones((5, 3)) * 0.2)],
-                     lambda a: mx.nd.sparse.ftrl_update(a[0], g, a[1], a[2], out=a[0], lr=0.1,
-                                                        wd=0.1)),
-        "sgd_mom_rsp": (lambda: [rsp(mx.nd.array(w0)), rsp(mx.nd.ones((5, 3)) * 0.1)],
-                        lambda a: mx.nd.sparse.sgd_mom_update(a[0], g, a[1], out=a[0], lr=0.1,
-                                                              wd=0.1, momentum=0.9)),
-        "sgd_mom_rsp_empty_state": (
-            lambda: [rsp(mx.nd.array(w0)), mx.nd.sparse.zeros("row_sparse", (5, 3))],
-            lambda a: mx.nd.sparse.sgd_mom_update(a[0], g, a[1], out=a[0], lr=0.1, wd=0.1,
-                                                  momentum=0.9)),
-        "adam_rsp": (lambda: [rsp(mx.nd.array(w0)), rsp(mx.nd.ones((5, 3)) * 0.1),
-                              rsp(mx.nd.ones((5, 3)) * 0.2)],
-                     lambda a: mx.nd.sparse.adam_update(a[0], g, a[1], a[2], out=a[0], lr=0.1,
-                                                        wd=0.1)),
-        "sgd_rsp_w": (lambda: [rsp(mx.nd.array(w0))],
-                      lambda a: mx.nd.sparse.sgd_update(a[0], g, out=a[0], lr=0.1, wd=0.1)),
-        "sgd_rsp_w_std": (lambda: [rsp(mx.nd.array(w0))],
-                          lambda a: mx.nd.sparse.sgd_update(a[0], g, out=a[0], lr=0.1, wd=0.1,
-                                                            lazy_update=False)),
-        "sgd_mom_std": (lambda: [mx.nd.array(w0), mx.nd.ones((5, 3)) * 0.1],
-                        lambda a: mx.nd.sgd_mom_update(a[0], g, a[1], out=a[0], lr=0.1, wd=0.1,
-                                                       momentum=0.9, lazy_update=False)),
-        "group_adagrad_rsp": (lambda: [rsp(mx.nd.array(w0)), rsp(mx.nd.ones((5, 1)) * 0.1)],
-                              lambda a: mx.nd.contrib.group_adagrad_update(
-                                  a[0], g, a[1], out=a[0], lr=0.1)),
-    }
-    return cases[name]
-
-
 @pytest.mark.parametrize("name", sorted(RSP_OPS))
 def test_update_operators_with_row_sparse_weights_and_states(name):
     """Row_sparse weights and states: lazy kernels update the gradient's rows of each (a state
     without stored rows is filled first, as MXNet does); standard updates every row."""
-    make, call = _rsp_case(name)
+    make, call = cases.rsp_update_cases(mx, W0, _rsp(*STEPS[0]))[name]
     arrs = make()
     call(arrs)
     for a, (stype, value) in zip(arrs, RSP_OPS[name]):
