@@ -12,8 +12,9 @@ tape does with the rules, the plan does with the same rules, so the gradients ar
 (tests/autograd/test_compiled_backward.py compares them). The tape (``neomx.ndarray``, a layer
 below this one) calls it through its ``COMPILED_BACKWARD`` hook, set when this module loads.
 
-Only plain tapes take this path: one context, registered operators without auxiliary states
-or sparse gradients, backward into the marked variables (not ``autograd.grad``, not
+Only plain tapes take this path: one context, registered operators with dense values (BatchNorm's
+moving statistics included: the forward updated them, the backward plan never reads them),
+backward into the marked variables (not ``autograd.grad``, not
 ``create_graph``); the rest, and a structure seen only once, run eagerly
 (:func:`neomx.ndarray.tape._propagate`). ``ENABLED`` switches it off.
 
@@ -70,8 +71,7 @@ def _signature(order, leaves, entries):
             return None
         ok = _OP_OK.get(id(op))
         if ok is None:
-            ok = _OP_OK[id(op)] = (op.gradient is not None and not op.mutates_aux
-                                   and _reg.find(op.name) is op)
+            ok = _OP_OK[id(op)] = op.gradient is not None and _reg.find(op.name) is op
         if not ok:
             return None
         if ctx is None:
@@ -136,28 +136,26 @@ def _compile(order, leaves, leaf_t, entries, heads):
         gnodes.append(Node(node.op, f"_tape{k}", params=node.p, inputs=tuple(inputs)))
     outputs = [(gnodes[k], i) for k, i in heads]
     graph = Graph(outputs)
-    if graph.aux_nodes:
-        return None
-    arg_values, reqs = [], []
-    for n in graph.arg_nodes:
+
+    def value(n):
         src = var_src[n]
-        if src[0] == "leaf":
-            t = leaf_t[src[1]]
-            reqs.append(leaves[src[1]].grad_req)
-        else:
-            t = order[src[1]].ins[src[2]]
-            reqs.append("null")
-        arg_values.append((tuple(t.shape), dtype_np(t.dtype)))
-    prog = compile_program(outputs, arg_values, [], reqs)
+        t = leaf_t[src[1]] if src[0] == "leaf" else order[src[1]].ins[src[2]]
+        return tuple(t.shape), dtype_np(t.dtype)
+    reqs = [leaves[var_src[n][1]].grad_req if var_src[n][0] == "leaf" else "null"
+            for n in graph.arg_nodes]
+    # auxiliary states (BatchNorm's moving statistics) are values the backward never reads:
+    # the forward already updated them, and the plan's forward is never run
+    prog = compile_program(outputs, [value(n) for n in graph.arg_nodes],
+                           [value(n) for n in graph.aux_nodes], reqs)
     full = prog.full
     out_fill = []
     for k, gn in enumerate(gnodes):
         if gn in full.index:
             for i in range(len(order[k].outs)):
                 out_fill.append((full.entry(gn, i), k, i))
-    var_list = [var_src[n] for n in graph.arg_nodes]
+    var_list = [var_src[n] for n in graph.arg_nodes + graph.aux_nodes]
     grad_of = []
-    for s, src in zip(prog.grad_slots, var_list):
+    for s, src in zip(prog.grad_slots, var_list):  # (arguments only: aux states get none)
         if s is not None and src[0] == "leaf":
             grad_of.append((src[1], s))
     return _Compiled(prog, list(zip(prog.var_slots, var_list)), out_fill, list(prog.hg_slots),

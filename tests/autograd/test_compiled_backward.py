@@ -142,19 +142,27 @@ def test_dropout_masks_of_each_step():
     assert TC.STATS["runs"] - before >= 2
 
 
-def test_tapes_it_does_not_take():
+def test_batchnorm_moving_statistics_update_once_per_forward():
     rng = np.random.RandomState(5)
-    # BatchNorm updates its auxiliary states: eager
     g, b = _params(rng, (3,), (3,))
     mean, var = mx.nd.zeros((3,)), mx.nd.ones((3,))
     x = mx.nd.array(rng.uniform(-1, 1, (4, 3)))
+    stats = []
 
     def bn_step():
         with mx.autograd.record():
             loss = mx.nd.sum(mx.nd.BatchNorm(x, g, b, mean, var, fix_gamma=False) * x)
         loss.backward()
-    _compare(bn_step, [g, b], compiled=False)
-    # arrays on two contexts: eager
+        stats.append(mean.asnumpy().copy())
+    _compare(bn_step, [g, b])
+    # one momentum step per forward: m_k = 0.9^k * 0 + (1 - 0.9^k) * batch mean
+    bm = x.asnumpy().mean(axis=0)
+    for k, m in enumerate(stats, 1):
+        np.testing.assert_allclose(m, (1 - 0.9 ** k) * bm, rtol=1e-5, atol=1e-7)
+
+
+def test_tapes_on_two_contexts_stay_eager():
+    rng = np.random.RandomState(5)
     (w,) = _params(rng, (3, 3))
     a1 = mx.nd.array(rng.uniform(-1, 1, (3, 3)), ctx=mx.cpu(1))
 
@@ -163,6 +171,44 @@ def test_tapes_it_does_not_take():
             loss = mx.nd.sum(mx.nd.dot(w.as_in_context(mx.cpu(1)), a1))
         loss.backward()
     _compare(two_ctx_step, [w], compiled=False)
+
+
+def _gluon_training(compiled, steps=4):
+    """A few imperative Gluon steps (Conv2D, BatchNorm, Dropout, Dense; Trainer SGD) from fixed
+    parameters and random-number state; returns every parameter after them."""
+    TC.ENABLED["enabled"] = compiled
+    try:
+        mx.random.seed(7)
+        net = mx.gluon.nn.Sequential()
+        with net.name_scope():
+            net.add(mx.gluon.nn.Conv2D(4, 3), mx.gluon.nn.BatchNorm(),
+                    mx.gluon.nn.Activation("relu"), mx.gluon.nn.Dropout(0.3),
+                    mx.gluon.nn.Dense(3))
+        net.initialize(mx.init.Xavier())
+        trainer = mx.gluon.Trainer(net.collect_params(), "sgd",
+                                   {"learning_rate": 0.1, "momentum": 0.9})
+        loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+        rng = np.random.RandomState(8)
+        x = mx.nd.array(rng.uniform(-1, 1, (6, 2, 7, 7)))
+        y = mx.nd.array(rng.randint(0, 3, 6))
+        for _ in range(steps):
+            with mx.autograd.record():
+                loss = loss_fn(net(x), y)
+            loss.backward()
+            trainer.step(6)
+        return {k.split("_", 1)[1]: v.data().asnumpy() for k, v in net.collect_params().items()}
+    finally:
+        TC.ENABLED["enabled"] = True
+
+
+def test_gluon_imperative_training_is_the_same_compiled():
+    want = _gluon_training(False)
+    before = TC.STATS["runs"]
+    got = _gluon_training(True)
+    assert TC.STATS["runs"] - before >= 3
+    assert sorted(got) == sorted(want)
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6, err_msg=k)
 
 
 def test_autograd_grad_and_create_graph_stay_eager():
