@@ -23,18 +23,22 @@ as local names; it sets ``out`` inside ``autograd.record()``. Kinds:
   second derivative numerically).
 
 Inputs come from ``np.random.RandomState`` seeded by the CRC32 of the case id (``lo``/``hi``
-set the range, so logs and square roots stay in their domains). Only mxnet, numpy and the
-stdlib are used.
+set the range, so logs and square roots stay in their domains). The way a case runs, the flags,
+get_symbol and error scenarios live in tests/autograd/_autograd_cases.py, written against the
+``mx`` they are given; this script runs them in MXNet. Only mxnet, numpy and the stdlib are used.
 """
 import os
+import sys
 from collections import OrderedDict
 
 # first: it sets MXNET_SUBGRAPH_VERBOSE before mxnet loads
-from _oracle_common import F32, err_info, golden_dir, jsonable, rng_for, write_json
+from _oracle_common import F32, ROOT, err_info, golden_dir, jsonable, rng_for, write_json
 
 import numpy as np
 import mxnet as mx
-from mxnet import autograd
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "autograd"))
+import _autograd_cases as cases  # noqa: E402
 
 OUT = golden_dir('autograd')
 GENERATOR = 'tools/make_golden_autograd.py'
@@ -69,54 +73,27 @@ def run(c):
     for k, v in vals.items():
         ARRAYS[f"{c['id']}/in_{k}"] = v
     arrs = OrderedDict((k, mx.nd.array(v)) for k, v in vals.items())
-    diff = [k for k in arrs if k not in c['ints']]
-    env = dict(arrs, mx=mx, autograd=autograd, np=np)
     head = None
     if c['head'] is not None:
         head = rng_for(c['id'] + '/head').uniform(-1, 1, c['head']).astype(F32)
         ARRAYS[f"{c['id']}/head"] = head
-    kind = c['kind']
-    if kind == 'backward':
-        for k in diff:
-            arrs[k].attach_grad(c['grad_req'])
-        for _ in range(c['repeat']):
-            with autograd.record():
-                exec(c['code'], env)
-            out = env['out']
-            out.backward(None if head is None else mx.nd.array(head))
+    if c['kind'] == 'grad2':  # (one input, x)
+        x = arrs['x']
+        out, g = cases.record_second_order(mx, c['code'], x)
         ARRAYS[f"{c['id']}/out"] = out.asnumpy()
-        for k in diff:
-            if arrs[k].grad is not None:
-                ARRAYS[f"{c['id']}/grad_{k}"] = arrs[k].grad.asnumpy()
-    elif kind == 'grad':
-        for k in diff:
-            arrs[k].attach_grad()
-        with autograd.record():
-            exec(c['code'], env)
-        out = env['out']
-        gs = autograd.grad(out, [arrs[k] for k in diff],
-                           head_grads=None if head is None else mx.nd.array(head))
-        ARRAYS[f"{c['id']}/out"] = out.asnumpy()
-        for k, g in zip(diff, gs):
-            ARRAYS[f"{c['id']}/grad_{k}"] = g.asnumpy()
-    elif kind == 'grad2':
-        x = arrs[diff[0]]
-        x.attach_grad()
-        with autograd.record():
-            exec(c['code'], env)
-            g = autograd.grad(env['out'], [x], create_graph=True)[0]
+        ARRAYS[f"{c['id']}/grad1"] = g.asnumpy()
         try:
             g.backward()
         except mx.base.MXNetError as e:  # no second-order rule in MXNet: neomx is checked
             c['mxnet_error'] = err_info(e)['error_message']  # numerically for these
-            ARRAYS[f"{c['id']}/out"] = env['out'].asnumpy()
-            ARRAYS[f"{c['id']}/grad1"] = g.asnumpy()
             return
-        ARRAYS[f"{c['id']}/out"] = env['out'].asnumpy()
-        ARRAYS[f"{c['id']}/grad1"] = g.asnumpy()
-        ARRAYS[f"{c['id']}/grad_{diff[0]}"] = x.grad.asnumpy()
-    else:
-        raise ValueError(kind)
+        ARRAYS[f"{c['id']}/grad_x"] = x.grad.asnumpy()
+        return
+    out, grads = cases.run_first_order(mx, c, arrs, None if head is None else mx.nd.array(head))
+    ARRAYS[f"{c['id']}/out"] = out.asnumpy()
+    for k, g in grads.items():
+        if g is not None:
+            ARRAYS[f"{c['id']}/grad_{k}"] = g.asnumpy()
 
 
 # ----------------------------------------------------------------------------- composite cases
@@ -224,8 +201,7 @@ for _cid, _code, _kw in [
 def error_cases():
     """Record MXNet's errors for the misuse neomx must refuse the same way."""
     out = OrderedDict()
-
-    def rec(name, fn):
+    for name, fn in cases.error_scenarios(mx).items():
         try:
             fn()
         except Exception as e:  # noqa: BLE001
@@ -233,156 +209,6 @@ def error_cases():
                                      ValueError, TypeError))
         else:
             raise AssertionError(f'{name}: MXNet did not raise')
-
-    def marked():
-        a = mx.nd.array([1., 2.])
-        a.attach_grad()
-        return a
-
-    def twice():
-        a = marked()
-        with autograd.record():
-            y = a * a
-        y.backward()
-        y.backward()
-    rec('backward_twice', twice)
-
-    def unrecorded():
-        a = marked()
-        (a * a).backward()
-    rec('backward_unrecorded', unrecorded)
-
-    def shared_freed():
-        a = marked()
-        with autograd.record():
-            y = a * a
-            z = y + 1
-        z.backward()
-        y.backward()
-    rec('backward_shared_freed', shared_freed)
-
-    def inplace_var():
-        a = marked()
-        with autograd.record():
-            a += 1
-    rec('inplace_variable', inplace_var)
-
-    def inplace_needed():
-        a = marked()
-        with autograd.record():
-            y = a * 2
-            z = y * y  # noqa: F841
-            y *= 3
-    rec('inplace_needed', inplace_needed)
-
-    def setitem_in_graph():
-        a = marked()
-        with autograd.record():
-            y = a * 2
-            y[:] = 1
-    rec('setitem_in_graph', setitem_in_graph)
-
-    def out_in_graph():
-        a = marked()
-        with autograd.record():
-            y = a * 2
-            mx.nd.relu(a, out=y)
-    rec('out_in_graph', out_in_graph)
-
-    def no_grad_inputs():
-        a = mx.nd.array([1., 2.])
-        a.attach_grad(grad_req='null')
-        with autograd.record():
-            y = a * a
-        y.backward()
-    rec('no_inputs_require_grad', no_grad_inputs)
-
-    def grad_unmarked():
-        a = marked()
-        b = mx.nd.array([1., 2.])
-        with autograd.record():
-            y = a * b
-        autograd.grad(y, [a, b])
-    rec('grad_not_variable', grad_unmarked)
-
-    def grad_unreachable():
-        a, b = marked(), marked()
-        with autograd.record():
-            y = a * a
-        autograd.grad(y, [a, b])
-    rec('grad_unreachable', grad_unreachable)
-
-    def grad_twice():
-        a = marked()
-        with autograd.record():
-            y = a * a
-        autograd.grad(y, [a])
-        y.backward()
-    rec('grad_frees_graph', grad_twice)
-
-    def symbol_unrecorded():
-        autograd.get_symbol(mx.nd.array([1., 2.]) * 2)
-    rec('get_symbol_unrecorded', symbol_unrecorded)
-
-    def function_twice():
-        class Double(autograd.Function):
-            def forward(self, x):
-                return x * 2
-
-            def backward(self, dy):
-                return dy * 2
-        f = Double()
-        a = marked()
-        with autograd.record():
-            f(a)
-            f(a)
-    rec('function_called_twice', function_twice)
-
-    def non_differentiable():
-        a = marked()
-        with autograd.record():
-            y = mx.nd.sgd_update(a, a, lr=0.1)
-        y.backward()
-    rec('non_differentiable', non_differentiable)
-    return out
-
-
-def flags():
-    """is_recording/is_training inside the scopes, and what the setters return."""
-    out = OrderedDict()
-    out['default'] = [autograd.is_recording(), autograd.is_training()]
-    with autograd.record():
-        out['record'] = [autograd.is_recording(), autograd.is_training()]
-        with autograd.pause():
-            out['record_pause'] = [autograd.is_recording(), autograd.is_training()]
-        with autograd.pause(train_mode=True):
-            out['record_pause_train'] = [autograd.is_recording(), autograd.is_training()]
-        with autograd.predict_mode():
-            out['record_predict'] = [autograd.is_recording(), autograd.is_training()]
-    with autograd.record(train_mode=False):
-        out['record_predict_arg'] = [autograd.is_recording(), autograd.is_training()]
-        with autograd.train_mode():
-            out['record_false_train'] = [autograd.is_recording(), autograd.is_training()]
-    out['setters'] = [autograd.set_recording(True), autograd.set_recording(False),
-                      autograd.set_training(True), autograd.set_training(False)]
-    out['after'] = [autograd.is_recording(), autograd.is_training()]
-    return out
-
-
-def symbols():
-    """get_symbol of small recorded graphs: ops, attrs and inputs (names are counters)."""
-    out = OrderedDict()
-    a = mx.nd.array([[1., 2.]])
-    a.attach_grad()
-    w = mx.nd.array([[3., 4.]])
-    w.attach_grad()
-    with autograd.record():
-        y = mx.nd.FullyConnected(a, w, num_hidden=1, no_bias=True) * 2 + a.sum()
-    import json
-    js = json.loads(autograd.get_symbol(y).tojson())
-    out['fc'] = [[n['op'], n.get('attrs', {}), [i[:2] for i in n['inputs']]]
-                 for n in js['nodes']]
-    out['fc_arg_nodes'] = js['arg_nodes']
     return out
 
 
@@ -391,7 +217,7 @@ def main():
     for c in CASES:
         run(c)
     record = OrderedDict(generator=GENERATOR, mxnet_version=mx.__version__, cases=CASES,
-                         errors=error_cases(), flags=flags(), symbols=symbols())
+                         errors=error_cases(), flags=cases.flags(mx), symbols=cases.symbols(mx))
     write_json(os.path.join(OUT, 'autograd.json'), jsonable(record))
     np.savez_compressed(os.path.join(OUT, 'autograd.npz'), **ARRAYS)
     with open(os.path.join(OUT, 'README.md'), 'w') as f:
