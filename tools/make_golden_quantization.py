@@ -16,18 +16,24 @@ Writes ``tests/golden/quantization/``:
 Calibration runs with ``MXNET_SUBGRAPH_BACKEND=NONE``: with the default MKLDNN backend the
 calibration executor fuses conv+relu (``sg_mkldnn_conv_act_0``) so its monitor never sees the
 layer names ``quantize_model`` asks for and only the data's quantize node gets thresholds.
+
+The models and the way they are quantized and run live in tests/contrib/_quantization_cases.py,
+written against the ``mx`` they are given; this script runs them in MXNet.
 """
 import os
 import sys
 
 os.environ.setdefault('MXNET_SUBGRAPH_BACKEND', 'NONE')
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _oracle_common import golden_dir, rng_for, write_json  # noqa: E402
+from _oracle_common import ROOT, golden_dir, rng_for, write_json  # noqa: E402
 
 import json  # noqa: E402
 import numpy as np  # noqa: E402
 import mxnet as mx  # noqa: E402
 from mxnet.contrib import quantization as q  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, 'tests', 'contrib'))
+import _quantization_cases as cases  # noqa: E402
 
 OUT = golden_dir('quantization')
 nd = mx.nd
@@ -206,56 +212,6 @@ def graph_json(s):
     return json.loads(s.tojson())
 
 
-def lenet():
-    d = mx.sym.var('data')
-    c0 = mx.sym.Convolution(d, kernel=(5, 5), num_filter=8, name='conv0')
-    a0 = mx.sym.Activation(c0, act_type='relu', name='relu0')
-    p0 = mx.sym.Pooling(a0, kernel=(2, 2), stride=(2, 2), pool_type='max', name='pool0')
-    c1 = mx.sym.Convolution(p0, kernel=(5, 5), num_filter=16, name='conv1')
-    a1 = mx.sym.Activation(c1, act_type='relu', name='relu1')
-    p1 = mx.sym.Pooling(a1, kernel=(2, 2), stride=(2, 2), pool_type='avg', name='pool1')
-    f = mx.sym.Flatten(p1, name='flat')
-    f0 = mx.sym.FullyConnected(f, num_hidden=32, name='fc0')
-    a2 = mx.sym.Activation(f0, act_type='relu', name='relu2')
-    f1 = mx.sym.FullyConnected(a2, num_hidden=10, name='fc1')
-    return mx.sym.SoftmaxOutput(f1, name='softmax')
-
-
-def mlp():
-    d = mx.sym.var('data')
-    f0 = mx.sym.FullyConnected(d, num_hidden=16, name='fc0')
-    a0 = mx.sym.Activation(f0, act_type='relu', name='relu0')
-    f1 = mx.sym.FullyConnected(a0, num_hidden=16, name='fc1')
-    a1 = mx.sym.Activation(f1, act_type='tanh', name='tanh0')
-    f2 = mx.sym.FullyConnected(a1, num_hidden=8, name='fc2')
-    e = mx.sym.elemwise_add(f2, f2, name='add0')
-    c = mx.sym.concat(e, f2, dim=1, name='cat0')
-    f3 = mx.sym.FullyConnected(c, num_hidden=4, name='fc3', no_bias=True)
-    return mx.sym.SoftmaxOutput(f3, name='softmax')
-
-
-def tail():
-    """Quantizable ops before the first and after the last conv/FC ('smart' keeps them fp32)."""
-    d = mx.sym.var('data')
-    p0 = mx.sym.Pooling(d, kernel=(2, 2), stride=(2, 2), pool_type='max', name='pool0')
-    c0 = mx.sym.Convolution(p0, kernel=(3, 3), num_filter=4, name='conv0')
-    a0 = mx.sym.Activation(c0, act_type='relu', name='relu0')
-    f = mx.sym.Flatten(a0, name='flat')
-    f0 = mx.sym.FullyConnected(f, num_hidden=8, name='fc0')
-    return mx.sym.Activation(f0, act_type='relu', name='relu1')
-
-
-def bn():
-    """Convolution, BatchNorm (quantized between two 'must' ops, with its own calibrated
-    range), relu, fully connected."""
-    d = mx.sym.var('data')
-    c0 = mx.sym.Convolution(d, kernel=(3, 3), num_filter=4, name='conv0')
-    b0 = mx.sym.BatchNorm(c0, fix_gamma=False, name='bn0')
-    a0 = mx.sym.Activation(b0, act_type='relu', name='relu0')
-    f0 = mx.sym.FullyConnected(a0, num_hidden=5, name='fc0')
-    return mx.sym.SoftmaxOutput(f0, name='softmax')
-
-
 def params_for(sym, shapes, key):
     r = rng(key)
     arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
@@ -268,9 +224,10 @@ def params_for(sym, shapes, key):
 
 def graphs():
     out = {}
-    nets = {'lenet': (lenet(), dict(data=(4, 1, 28, 28))), 'mlp': (mlp(), dict(data=(4, 12))),
-            'tail': (tail(), dict(data=(2, 1, 12, 12))), 'bn': (bn(), dict(data=(4, 2, 6, 6)))}
-    for net, (sym, shapes) in nets.items():
+    shapes_of = {'lenet': dict(data=(4, 1, 28, 28)), 'mlp': dict(data=(4, 12)),
+                 'tail': dict(data=(2, 1, 12, 12)), 'bn': dict(data=(4, 2, 6, 6))}
+    for net, shapes in shapes_of.items():
+        sym = cases.NETS[net](mx)
         args, auxs = params_for(sym, shapes, net)
         variants = [('int8_smart', dict(quantized_dtype='int8')),
                     ('uint8_full', dict(quantized_dtype='uint8', quantize_mode='full')),
@@ -279,7 +236,7 @@ def graphs():
                     ('excl_sym', dict(excluded_sym_names=['fc1', 'conv1'])),
                     ('excl_op', dict(excluded_op_names=['Pooling', 'Activation']))]
         for tag, kw in variants:
-            qsym, qarg, _ = q.quantize_model(sym, args, auxs, ctx=mx.cpu(), calib_mode='none', **kw)
+            qsym, qarg, _ = cases.quantize(mx, sym, args, auxs, **kw)
             out['%s/%s' % (net, tag)] = dict(kwargs=kw, json=graph_json(qsym),
                                             params=sorted(qarg))
         qsym, calib = q._quantize_symbol(sym, mx.cpu(), offline_params=list(args))
@@ -287,11 +244,7 @@ def graphs():
         # naive calibration: thresholds stored on the quantize/requantize nodes
         r = rng('calib/' + net)
         data = r.uniform(0, 1, (8,) + shapes['data'][1:]).astype('f')
-        labelled = 'softmax_label' in sym.list_arguments()
-        it = mx.io.NDArrayIter(data, np.zeros(8, 'f') if labelled else None, batch_size=4)
-        qsym, qarg, _ = q.quantize_model(sym, args, auxs, ctx=mx.cpu(), calib_mode='naive',
-                                         calib_data=it, quantized_dtype='auto',
-                                         label_names=('softmax_label',) if labelled else None)
+        qsym, qarg, qaux = cases.quantize(mx, sym, args, auxs, 'naive', data)
         ARRAYS['graph_%s__calib_data' % net] = data
         for k, v in args.items():
             ARRAYS['graph_%s__arg__%s' % (net, k)] = v.asnumpy()
@@ -299,21 +252,12 @@ def graphs():
             ARRAYS['graph_%s__aux__%s' % (net, k)] = v.asnumpy()
         out['%s/naive_auto' % net] = dict(json=graph_json(qsym), params=sorted(qarg))
         if net in ('mlp', 'bn'):  # entropy calibration (8001-bin histograms, KL thresholds)
-            it.reset()
-            esym, earg, _ = q.quantize_model(sym, args, auxs, ctx=mx.cpu(), calib_mode='entropy',
-                                             calib_data=it, quantized_dtype='auto',
-                                             label_names=('softmax_label',))
+            esym, earg, _ = cases.quantize(mx, sym, args, auxs, 'entropy', data)
             out['%s/entropy_auto' % net] = dict(json=graph_json(esym), params=sorted(earg))
         # the calibrated INT8 model's forward on the calibration data (oneDNN's quantized
         # convolution rejects int8 data, so LeNet's second convolution cannot run unfused)
         try:
-            qmod = mx.mod.Module(qsym, label_names=('softmax_label',) if labelled else None)
-            qmod.bind(for_training=False, data_shapes=[('data', data.shape)],
-                      label_shapes=[('softmax_label', (len(data),))] if labelled else None)
-            qmod.set_params(qarg, auxs)
-            label = [nd.zeros(len(data))] if labelled else None
-            qmod.forward(mx.io.DataBatch([nd.array(data)], label), is_train=False)
-            ARRAYS['graph_%s__int8_out' % net] = qmod.get_outputs()[0].asnumpy()
+            ARRAYS['graph_%s__int8_out' % net] = cases.int8_forward(mx, qsym, qarg, qaux, data)
         except mx.base.MXNetError:
             pass
         for k in qarg:

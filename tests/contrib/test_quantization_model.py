@@ -1,4 +1,5 @@
-"""mx.contrib.quantization: MXNet 1.9.1's quantized graphs (golden JSON from
+"""mx.contrib.quantization: MXNet 1.9.1's quantized graphs (the models and how they are
+quantized: tests/contrib/_quantization_cases.py; golden JSON from
 tools/make_golden_quantization.py), calibration, Gluon's quantize_net, and an INT8 LeNet on
 MNIST that keeps the float model's accuracy."""
 import json
@@ -10,59 +11,13 @@ import pytest
 import neomx as mx
 from neomx.contrib import quantization as q
 
+import _quantization_cases as cases  # (tests/contrib is on sys.path: pytest's rootdir import)
+
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "quantization"
 GRAPHS = json.loads((GOLDEN / "graphs.json").read_text())
 ARRAYS = np.load(GOLDEN / "ops.npz")
 
 
-def lenet():
-    d = mx.sym.var('data')
-    c0 = mx.sym.Convolution(d, kernel=(5, 5), num_filter=8, name='conv0')
-    a0 = mx.sym.Activation(c0, act_type='relu', name='relu0')
-    p0 = mx.sym.Pooling(a0, kernel=(2, 2), stride=(2, 2), pool_type='max', name='pool0')
-    c1 = mx.sym.Convolution(p0, kernel=(5, 5), num_filter=16, name='conv1')
-    a1 = mx.sym.Activation(c1, act_type='relu', name='relu1')
-    p1 = mx.sym.Pooling(a1, kernel=(2, 2), stride=(2, 2), pool_type='avg', name='pool1')
-    f = mx.sym.Flatten(p1, name='flat')
-    f0 = mx.sym.FullyConnected(f, num_hidden=32, name='fc0')
-    a2 = mx.sym.Activation(f0, act_type='relu', name='relu2')
-    f1 = mx.sym.FullyConnected(a2, num_hidden=10, name='fc1')
-    return mx.sym.SoftmaxOutput(f1, name='softmax')
-
-
-def mlp():
-    d = mx.sym.var('data')
-    f0 = mx.sym.FullyConnected(d, num_hidden=16, name='fc0')
-    a0 = mx.sym.Activation(f0, act_type='relu', name='relu0')
-    f1 = mx.sym.FullyConnected(a0, num_hidden=16, name='fc1')
-    a1 = mx.sym.Activation(f1, act_type='tanh', name='tanh0')
-    f2 = mx.sym.FullyConnected(a1, num_hidden=8, name='fc2')
-    e = mx.sym.elemwise_add(f2, f2, name='add0')
-    c = mx.sym.concat(e, f2, dim=1, name='cat0')
-    f3 = mx.sym.FullyConnected(c, num_hidden=4, name='fc3', no_bias=True)
-    return mx.sym.SoftmaxOutput(f3, name='softmax')
-
-
-def tail():
-    d = mx.sym.var('data')
-    p0 = mx.sym.Pooling(d, kernel=(2, 2), stride=(2, 2), pool_type='max', name='pool0')
-    c0 = mx.sym.Convolution(p0, kernel=(3, 3), num_filter=4, name='conv0')
-    a0 = mx.sym.Activation(c0, act_type='relu', name='relu0')
-    f = mx.sym.Flatten(a0, name='flat')
-    f0 = mx.sym.FullyConnected(f, num_hidden=8, name='fc0')
-    return mx.sym.Activation(f0, act_type='relu', name='relu1')
-
-
-def bn():
-    d = mx.sym.var('data')
-    c0 = mx.sym.Convolution(d, kernel=(3, 3), num_filter=4, name='conv0')
-    b0 = mx.sym.BatchNorm(c0, fix_gamma=False, name='bn0')
-    a0 = mx.sym.Activation(b0, act_type='relu', name='relu0')
-    f0 = mx.sym.FullyConnected(a0, num_hidden=5, name='fc0')
-    return mx.sym.SoftmaxOutput(f0, name='softmax')
-
-
-NETS = {'lenet': lenet, 'mlp': mlp, 'tail': tail, 'bn': bn}
 CALIB_ATTRS = ('min_calib_range', 'max_calib_range')
 
 
@@ -85,16 +40,11 @@ def _structure(js):
 
 
 def _quantize(net, tag, rec):
-    sym, args, auxs = NETS[net](), _args(net), _args(net, 'aux')
+    sym, args, auxs = cases.NETS[net](mx), _args(net), _args(net, 'aux')
     if tag in ('naive_auto', 'entropy_auto'):
-        data = ARRAYS['graph_%s__calib_data' % net]
-        labelled = 'softmax_label' in sym.list_arguments()
-        it = mx.io.NDArrayIter(data, np.zeros(len(data), 'f') if labelled else None, batch_size=4)
-        return q.quantize_model(sym, args, auxs, ctx=mx.cpu(), calib_mode=tag.split('_')[0],
-                                calib_data=it,
-                                quantized_dtype='auto',
-                                label_names=('softmax_label',) if labelled else None)
-    return q.quantize_model(sym, args, auxs, ctx=mx.cpu(), calib_mode='none', **rec['kwargs'])
+        return cases.quantize(mx, sym, args, auxs, tag.split('_')[0],
+                              ARRAYS['graph_%s__calib_data' % net])
+    return cases.quantize(mx, sym, args, auxs, **rec['kwargs'])
 
 
 GRAPH_KEYS = sorted(k for k in GRAPHS if not k.endswith('calib_layers'))
@@ -128,27 +78,19 @@ def test_calibrated_int8_model_output_matches_mxnet(net):
     """The calibrated INT8 model run end to end (MXNet with MXNET_SUBGRAPH_BACKEND=NONE: the
     quantized operators unfused; LeNet's int8-fed second convolution cannot run there)."""
     qsym, qarg, qaux = _quantize(net, 'naive_auto', GRAPHS['%s/naive_auto' % net])
-    data = ARRAYS['graph_%s__calib_data' % net]
-    labelled = 'softmax_label' in qsym.list_arguments()
-    mod = mx.mod.Module(qsym, label_names=('softmax_label',) if labelled else None)
-    mod.bind(for_training=False, data_shapes=[('data', data.shape)],
-             label_shapes=[('softmax_label', (len(data),))] if labelled else None)
-    mod.set_params(qarg, qaux)
-    label = [mx.nd.zeros(len(data))] if labelled else None
-    mod.forward(mx.io.DataBatch([mx.nd.array(data)], label), is_train=False)
-    got = mod.get_outputs()[0].asnumpy()
+    got = cases.int8_forward(mx, qsym, qarg, qaux, ARRAYS['graph_%s__calib_data' % net])
     want = ARRAYS['graph_%s__int8_out' % net]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("net", sorted(NETS))
+@pytest.mark.parametrize("net", sorted(cases.NETS))
 def test_calibration_layers(net):
-    _, layers = q._quantize_symbol(NETS[net](), mx.cpu(), offline_params=list(_args(net)))
+    _, layers = q._quantize_symbol(cases.NETS[net](mx), mx.cpu(), offline_params=list(_args(net)))
     assert layers == GRAPHS['%s/calib_layers' % net]
 
 
 def test_quantize_graph_then_calib_graph_equals_quantize_model():
-    sym, args = mlp(), _args('mlp')
+    sym, args = cases.mlp(mx), _args('mlp')
     data = ARRAYS['graph_mlp__calib_data']
     qsym, qarg, _, collector = q.quantize_graph(sym, args, {}, calib_mode='naive',
                                                 quantized_dtype='auto', quantize_mode='smart')
@@ -174,7 +116,7 @@ def test_combine_histogram_widens_symmetrically():
 
 
 def test_bad_arguments():
-    sym, args = mlp(), _args('mlp')
+    sym, args = cases.mlp(mx), _args('mlp')
     with pytest.raises(ValueError, match='excluded_sym_names must be a list'):
         q.quantize_model(sym, args, {}, excluded_sym_names='fc0', calib_mode='none')
     with pytest.raises(ValueError, match='unknown quantized_dtype'):
@@ -187,19 +129,8 @@ def test_bad_arguments():
 
 
 def _lenet_mnist():
-    d = mx.sym.var('data')
     # (MXNet's oneDNN quantized convolution adds the int8 bias unscaled: a bias-free LeNet)
-    c0 = mx.sym.Convolution(d, kernel=(5, 5), num_filter=8, no_bias=True, name='conv0')
-    a0 = mx.sym.Activation(c0, act_type='relu', name='relu0')
-    p0 = mx.sym.Pooling(a0, kernel=(2, 2), stride=(2, 2), pool_type='max', name='pool0')
-    c1 = mx.sym.Convolution(p0, kernel=(5, 5), num_filter=16, no_bias=True, name='conv1')
-    a1 = mx.sym.Activation(c1, act_type='relu', name='relu1')
-    p1 = mx.sym.Pooling(a1, kernel=(2, 2), stride=(2, 2), pool_type='max', name='pool1')
-    f = mx.sym.Flatten(p1, name='flat')
-    f0 = mx.sym.FullyConnected(f, num_hidden=64, name='fc0')
-    a2 = mx.sym.Activation(f0, act_type='relu', name='relu2')
-    f1 = mx.sym.FullyConnected(a2, num_hidden=10, name='fc1')
-    return mx.sym.SoftmaxOutput(f1, name='softmax')
+    return cases.lenet(mx, pool1='max', num_hidden=64, no_bias=True)
 
 
 @pytest.fixture(scope='module')
