@@ -116,7 +116,7 @@ def _signature(order, leaves, entries):
     return (tuple(sig), tuple(lsig), tuple(heads), ctx), leaf_t
 
 
-def _compile(order, leaves, leaf_t, entries, heads):
+def _compile(order, leaves, leaf_t, heads):
     leaf_nodes = [Node(None, f"_tape_var{j}") for j in range(len(leaves))]
     var_src = {n: ("leaf", j) for j, n in enumerate(leaf_nodes)}
     gnodes = []
@@ -181,7 +181,7 @@ def try_backward(order, leaves, entries, grads_in, train_mode):
             _seen[sig] = True
             return None
         try:
-            comp = _compile(order, leaves, leaf_t, entries, sig[2])
+            comp = _compile(order, leaves, leaf_t, sig[2])
         except Exception:  # (an operator the pipeline cannot take: the eager rules run it)
             comp = None
         if len(_programs) >= _MAX_PROGRAMS:
