@@ -475,11 +475,11 @@ def _pool_compute(p, x, need_indices=False):
             if not native:
                 y, idx = y[crop], idx[crop]
         if floating and y.numel():
-            least = torch.amin(_flat(y))  # (one pass; NaN if any)
-            if bool(torch.isnan(least)):  # ATen's kernels propagate NaN: again without
+            least = torch.amin(_flat(y)).item()  # (one pass, one read; NaN if any)
+            if least != least:  # ATen's kernels propagate NaN: again without
                 return _pool_compute(p, x.nan_to_num(nan=float("-inf"), posinf=float("inf"),
                                                      neginf=float("-inf")), need_indices)
-            if bool(least < low):
+            if least < low:
                 # windows of -inf alone. (Where such a window also covers padding, MXNet's
                 # gradient goes to the padding, ATen's indices to its first input cell.)
                 y = y.clamp_(min=low)
