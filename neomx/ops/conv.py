@@ -474,7 +474,11 @@ def _pool_compute(p, x, need_indices=False):
             y, idx = _MAXPOOL[nsp](xp, geo.kernel, geo.stride, pad, return_indices=True)
             if not native:
                 y, idx = y[crop], idx[crop]
-        if floating and y.numel():
+        if floating and y.numel() and y.device.type != "cpu":
+            # (no host read on accelerators, which would wait for the device at every pooling:
+            # -inf windows take the lowest value; NaN propagates, as ATen's CUDA kernel has it)
+            y = y.clamp_(min=low)
+        elif floating and y.numel():
             least = torch.amin(_flat(y)).item()  # (one pass, one read; NaN if any)
             if least != least:  # ATen's kernels propagate NaN: again without
                 return _pool_compute(p, x.nan_to_num(nan=float("-inf"), posinf=float("inf"),
