@@ -244,6 +244,15 @@ def _softmax_backward(p, ins, oc):
     lab_f = label.reshape(-1)
     if lab_f.numel() > prob.shape[0]:  # N-D data flattened to (N, K): row i reads label.flat[i]
         lab_f = lab_f[:prob.shape[0]]
+    if (not p.smooth_alpha and prob.numel() <= _SMALL_ONE_HOT and lab_f.is_floating_point()
+            and prob.is_floating_point()):
+        # the small case in two kernels: the one-hot of the truncated labels (MXNet's int cast)
+        # written as prob's dtype by the comparison itself, then prob minus it (the same bits:
+        # x - 1 and x - 0); out-of-range and NaN labels match no column
+        grad = torch.empty_like(prob)
+        torch.eq(lab_f.trunc().unsqueeze(1), _columns(k, lab_f.device), out=grad)
+        grad = torch.sub(prob, grad, out=grad)
+        return _finish_softmax_grad(grad, prob, out, lab_f, spatial, p)
     lab = lab_f.to(torch.int64)
     if p.smooth_alpha:
         grad = prob.clone()
@@ -264,6 +273,11 @@ def _softmax_backward(p, ins, oc):
             col = lab.clamp(0, k - 1)
             minus_one = (col == lab).to(prob.dtype).neg_()
             grad = prob.scatter_add(1, col.unsqueeze(1), minus_one.unsqueeze(1))
+    return _finish_softmax_grad(grad, prob, out, lab_f, spatial, p)
+
+
+def _finish_softmax_grad(grad, prob, out, lab_f, spatial, p):
+    """SoftmaxOutput's gradient after the one-hot step: ignored rows, normalisation, scale."""
     if p.use_ignore:
         grad[lab_f == p.ignore_label] = 0
     scale = p.grad_scale
