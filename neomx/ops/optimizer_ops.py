@@ -16,13 +16,16 @@ only to keep MXNet's input order), and ``mp_lamb_update_phase2`` neither mutates
 as a state, as MXNet 1.9.1. Update ops have no gradient (as in MXNet).
 
 Scalar parameters are MXNet ``float``s: they are rounded to single precision and combined in
-single precision, as MXNet's kernels do.
+single precision, as MXNet's kernels do. The tensor arithmetic is ``optimizer_kernels``, shared
+with ``mx.optimizer``'s rules (``neomx/optimizer/kernels.py``, which combine their scalars in
+double instead and differ in a few orders: see there).
 """
 from __future__ import annotations
 
 import numpy as np
 import torch
 
+from . import optimizer_kernels as _K
 from .registry import OpDef, Param, Params, TypeInferError, assign_shape, register, same_shape, same_type
 
 _F = np.float32
@@ -32,15 +35,24 @@ def _p32(p, *names):
     return [_F(p[n]) for n in names]
 
 
+def _bound(c):
+    """A clip parameter as the shared kernels take it: float32, or None (negative: no clip)."""
+    return float(_F(c)) if c >= 0 else None
+
+
 def _rescale_clip(g, p, clip_name="clip_gradient"):
     """clip(rescale_grad * grad) (no clipping when the bound is negative)."""
-    g = g * float(_F(p.rescale_grad))
-    c = p[clip_name]
-    return torch.clamp(g, -float(_F(c)), float(_F(c))) if c >= 0 else g
+    return _K.rescaled(g, float(_F(p.rescale_grad)), _bound(p[clip_name]))
 
 
 def _clip(x, c):
-    return torch.clamp(x, -float(_F(c)), float(_F(c))) if c >= 0 else x
+    """clip(x, c) in place on the new tensor ``x`` (no clipping when ``c`` is negative)."""
+    return _K.clip_(x, _bound(c))
+
+
+def _grad_wd(g, w, p, clip_name="clip_gradient"):
+    """clip(rescale_grad * grad + wd * weight)."""
+    return _K.grad_wd(g, w, float(_F(p.rescale_grad)), float(_F(p.wd)), _bound(p[clip_name]))
 
 
 def _params(*extra, lr=True, wd=True, clip="clip_gradient", lazy=False):
@@ -89,13 +101,14 @@ def _update_op(name, forward, params, states, mp=False, doc=""):
 # --- SGD, momentum, Nesterov ---------------------------------------------------------------------
 def _sgd_step(w, g, p):
     lr, wd = _p32(p, "lr", "wd")
-    return w * float(_F(1) - lr * wd) - _rescale_clip(g, p) * float(lr)
+    # (mx.optimizer's SGD: g * (lr * rescale) without clipping, see neomx/optimizer/kernels.py)
+    return _K.decayed(w, float(_F(1) - lr * wd), _rescale_clip(g, p) * float(lr))
 
 
 def _sgd_mom_step(w, g, mom, p):
     """mom = momentum*mom - lr*wd*w - lr*clip(rescale*g) (in place); returns w + mom."""
     lr, wd, m = _p32(p, "lr", "wd", "momentum")
-    mom.mul_(float(m)).sub_(w * float(lr * wd)).sub_(_rescale_clip(g, p) * float(lr))
+    _K.momentum_(mom, w, float(m), float(lr * wd), _rescale_clip(g, p) * float(lr))
     return w + mom
 
 
@@ -103,7 +116,9 @@ def _nag_step(w, g, mom, p):
     """Nesterov momentum as MXNet 1.9.1's kernel computes it when called with ``out=weight``
     (as its optimizers do): with ``G = clip(rescale*g) + wd*w``, the new weight is
     ``w + momentum*(momentum*mom - lr*G) - lr*G``, then ``mom = momentum*mom - lr*(clip(
-    rescale*g) + wd*new_weight)`` -- the kernel reads the weight after writing it (aliasing)."""
+    rescale*g) + wd*new_weight)`` -- the kernel reads the weight after writing it (aliasing).
+    (mx.optimizer's NAG computes the same update in another float32 order, kept separately in
+    neomx/optimizer/kernels.py ``nag_mom``.)"""
     lr, wd, m = _p32(p, "lr", "wd", "momentum")
     gr = _rescale_clip(g, p)
     mom.mul_(float(m))
@@ -147,11 +162,9 @@ _update_op("mp_nag_mom_update", _mp(_nag_step), _params(_MOMENTUM), ("mom",), mp
 # --- Adam, RMSProp, FTRL, FTML ---------------------------------------------------------------------
 def _adam(p, ins, oc):
     w, g, mean, var = ins
-    lr, wd, b1, b2, eps = _p32(p, "lr", "wd", "beta1", "beta2", "epsilon")
-    gr = _clip(g * float(_F(p.rescale_grad)) + w * float(wd), p.clip_gradient)
-    mean.mul_(float(b1)).add_(gr * float(_F(1) - b1))
-    var.mul_(float(b2)).add_(gr * float(_F(1) - b2) * gr)  # (MXNet: (1-b2) * g * g)
-    return w - mean * float(lr) / (torch.sqrt(var) + float(eps))
+    lr, b1, b2, eps = _p32(p, "lr", "beta1", "beta2", "epsilon")
+    return _K.adam(w, _grad_wd(g, w, p), mean, var, float(lr), float(b1), float(b2),
+                   float(_F(1) - b1), float(_F(1) - b2), float(eps))
 
 
 _update_op("adam_update", _adam, _params(
@@ -169,20 +182,22 @@ _CLIP_W = Param("clip_weights", "float", -1.0, "Clip weights to the range of [-c
                 "clip_weights]. If clip_weights <= 0, weight clipping is turned off.")
 
 
+# (mx.optimizer's RMSProp has 1 - gamma1 in double and (g / sqrt(n + eps)) * lr, kept
+# separately in neomx/optimizer/kernels.py; here float32 1 - gamma1 and (g * lr) / sqrt(n + eps))
 def _rmsprop(p, ins, oc):
     w, g, n = ins
-    lr, wd, g1, eps = _p32(p, "lr", "wd", "gamma1", "epsilon")
-    gr = _clip(g * float(_F(p.rescale_grad)) + w * float(wd), p.clip_gradient)
-    n.mul_(float(g1)).add_(gr * gr * float(_F(1) - g1))
+    lr, g1, eps = _p32(p, "lr", "gamma1", "epsilon")
+    gr = _grad_wd(g, w, p)
+    _K.ema_sq_(n, gr, float(g1), float(_F(1) - g1))
     return _clip(w - gr * float(lr) / torch.sqrt(n + float(eps)), p.clip_weights)
 
 
 def _rmspropalex(p, ins, oc):
     w, g, n, gbar, delta = ins
-    lr, wd, g1, g2, eps = _p32(p, "lr", "wd", "gamma1", "gamma2", "epsilon")
-    gr = _clip(g * float(_F(p.rescale_grad)) + w * float(wd), p.clip_gradient)
-    n.mul_(float(g1)).add_(gr * gr * float(_F(1) - g1))
-    gbar.mul_(float(g1)).add_(gr * float(_F(1) - g1))
+    lr, g1, g2, eps = _p32(p, "lr", "gamma1", "gamma2", "epsilon")
+    gr = _grad_wd(g, w, p)
+    _K.ema_sq_(n, gr, float(g1), float(_F(1) - g1))
+    _K.ema_(gbar, gr, float(g1), float(_F(1) - g1))
     delta.mul_(float(g2)).sub_(gr * float(lr) / torch.sqrt(n - gbar * gbar + float(eps)))
     return _clip(w + delta, p.clip_weights)
 
@@ -200,12 +215,7 @@ _update_op("rmspropalex_update", _rmspropalex, _params(
 def _ftrl(p, ins, oc):
     w, g, z, n = ins
     lr, wd, l1, beta = _p32(p, "lr", "wd", "lamda1", "beta")
-    gr = _rescale_clip(g, p)
-    n_new = n + gr * gr
-    z.add_(gr - (torch.sqrt(n_new) - torch.sqrt(n)) * w / float(lr))
-    n.copy_(n_new)
-    res = (torch.sign(z) * float(l1) - z) / ((torch.sqrt(n) + float(beta)) / float(lr) + float(wd))
-    return res * (torch.abs(z) > float(l1)).to(res.dtype)
+    return _K.ftrl(w, _rescale_clip(g, p), z, n, float(lr), float(wd), float(l1), float(beta))
 
 
 _update_op("ftrl_update", _ftrl, _params(
@@ -217,14 +227,11 @@ _update_op("ftrl_update", _ftrl, _params(
 
 def _ftml(p, ins, oc):
     w, g, d, v, z = ins
-    lr, wd, b1, b2 = _p32(p, "lr", "wd", "beta1", "beta2")
-    eps, t = float(p.epsilon), p.t
-    gr = _clip(g * float(_F(p.rescale_grad)) + w * float(wd), p.clip_grad)
-    v.mul_(float(b2)).add_(gr * gr * float(_F(1) - b2))
-    d_t = (torch.sqrt(v / float(_F(1) - b2 ** _F(t))) + eps) * float((_F(1) - b1 ** _F(t)) / lr)
-    z.mul_(float(b1)).add_(gr * float(_F(1) - b1)).sub_((d_t - d * float(b1)) * w)
-    d.copy_(d_t)
-    return -z / d_t
+    lr, b1, b2 = _p32(p, "lr", "beta1", "beta2")
+    t = _F(p.t)
+    return _K.ftml(w, _grad_wd(g, w, p, "clip_grad"), d, v, z, float(b1), float(b2),
+                   float(_F(1) - b1), float(_F(1) - b2), float(_F(1) - b2 ** t), float(p.epsilon),
+                   float((_F(1) - b1 ** t) / lr))
 
 
 _update_op("ftml_update", _ftml, (
@@ -246,15 +253,15 @@ _update_op("ftml_update", _ftml, (
 def _signsgd(p, ins, oc):
     w, g = ins
     lr, wd = _p32(p, "lr", "wd")
-    return w * float(_F(1) - lr * wd) - torch.sign(g) * float(lr)
+    return _K.decayed(w, float(_F(1) - lr * wd), torch.sign(g) * float(lr))
 
 
 def _signum(p, ins, oc):
     w, g, mom = ins
     lr, wd, m, wd_lh = _p32(p, "lr", "wd", "momentum", "wd_lh")
     one_m = float(_F(1) - m)
-    mom.mul_(float(m)).sub_(w * (one_m * float(wd))).sub_(_rescale_clip(g, p) * one_m)
-    return w * float(_F(1) - lr * wd_lh) + torch.sign(mom) * float(lr)
+    _K.momentum_(mom, w, float(m), one_m * float(wd), _rescale_clip(g, p) * one_m)
+    return _K.signum_weight(w, mom, float(_F(1) - lr * wd_lh), float(lr))
 
 
 _update_op("signsgd_update", _signsgd, _params(), (),
@@ -270,8 +277,8 @@ _update_op("signum_update", _signum, _params(_MOMENTUM) + (
 def _lamb1_step(w, g, mean, var, p):
     b1, b2, eps, wd = _p32(p, "beta1", "beta2", "epsilon", "wd")
     gr = _rescale_clip(g, p)
-    mean.mul_(float(b1)).add_(gr * float(_F(1) - b1))
-    var.mul_(float(b2)).add_(gr * float(_F(1) - b2) * gr)  # (MXNet: (1-b2) * g * g)
+    _K.ema_(mean, gr, float(b1), float(_F(1) - b1))
+    _K.adam_var_(var, gr, float(b2), float(_F(1) - b2))  # (MXNet: (1-b2) * g * g)
     m, v = mean, var
     if p.bias_correction:
         m = mean / float(_F(1) - b1 ** _F(p.t))
@@ -557,8 +564,8 @@ def _adamw_step(w, g, mean, var, rescale, p):
         return None
     lr, wd, b1, b2, eps, eta = _p32(p, "lr", "wd", "beta1", "beta2", "epsilon", "eta")
     gr = _clip(g * float(_F(r)), p.clip_gradient)
-    mean.mul_(float(b1)).add_(gr * float(_F(1) - b1))
-    var.mul_(float(b2)).add_(gr * gr * float(_F(1) - b2))  # (MXNet's AdamW: g * g * (1-b2))
+    _K.ema_(mean, gr, float(b1), float(_F(1) - b1))
+    _K.ema_sq_(var, gr, float(b2), float(_F(1) - b2))  # (MXNet's AdamW: g * g * (1-b2))
     return w - (mean * float(lr) / (torch.sqrt(var) + float(eps)) + w * float(wd)) * float(eta)
 
 

@@ -4,18 +4,30 @@
 Each follows the float32 operation order of MXNet 1.9.1's kernel, so results agree to rounding.
 ``clip`` is ``None`` for no clipping; the ``*_update`` operators ignore a negative bound (MXNet
 passes -1 for "off"). Arguments are weight first, then gradient, then states, then scalars.
+
+The tensor arithmetic these rules have in common with the update operators is
+``neomx.ops.optimizer_kernels`` (one implementation for both). What stays here differs from the
+operators (``neomx/ops/optimizer_ops.py``) and is kept so, as each is pinned by golden bits:
+
+* scalars: these rules combine Python floats (``1 - lr*wd``, ``(1 - momentum) * wd`` in double,
+  rounded once when applied to a tensor); the operators round each parameter to float32 first
+  and combine in float32 (``1.f - lr*wd``). Adam's ``1 - beta`` is the one exception: float32
+  arithmetic for float32 weights (``_one_minus``), as the operator.
+* the unclipped gradient step is ``g * (lr * rescale)`` here, ``(g * rescale) * lr`` in the
+  operators;
+* Nesterov momentum and RMSProp (plain and centered) compute in other orders (see ``nag_mom``,
+  ``rmsprop``);
+* the rules after ``ftml`` are MXNet's Python-level updates, which have no operator.
 """
 from __future__ import annotations
 
 import numpy
 import torch
 
+from ..ops import optimizer_kernels as _K
 
-def _clip(x: torch.Tensor, clip) -> torch.Tensor:
-    """MXNet's operator clip: ``clip(x, bound)`` when ``bound >= 0``, in place on ``x``."""
-    if clip is not None and clip >= 0:
-        x.clamp_(-clip, clip)
-    return x
+
+_clip = _K.clip_  # MXNet's operator clip: ``clip(x, bound)`` when ``bound >= 0``, in place on x
 
 
 def _pyclip(x: torch.Tensor, clip) -> torch.Tensor:
@@ -27,21 +39,19 @@ def _scaled(g: torch.Tensor, w: torch.Tensor, rescale, clip, lr) -> torch.Tensor
     """``lr * clip(rescale * g)`` (a new tensor in ``w``'s dtype and device)."""
     g = g.to(w.device, w.dtype)
     if clip is not None and clip >= 0:
-        return _clip(g * rescale, clip).mul_(lr)
-    return g * (lr * rescale)
+        return _K.rescaled(g, rescale, clip).mul_(lr)
+    return g * (lr * rescale)  # (the operators: (g * rescale) * lr)
 
 
 # --- the update operators ------------------------------------------------------------------------
 def sgd(w, g, lr, wd, rescale, clip):
     """``w = (1 - lr*wd) * w - lr * clip(rescale * g)``."""
-    step = _scaled(g, w, rescale, clip, lr)
-    w.mul_(1.0 - lr * wd).sub_(step)
+    _K.decayed(w, 1.0 - lr * wd, _scaled(g, w, rescale, clip, lr), out=w)
 
 
 def sgd_mom(w, g, mom, lr, wd, momentum, rescale, clip):
     """``mom = momentum*mom - lr*wd*w - lr*clip(rescale*g)``; ``w += mom``."""
-    step = _scaled(g, w, rescale, clip, lr)
-    mom.mul_(momentum).sub_(w * (lr * wd)).sub_(step)
+    _K.momentum_(mom, w, momentum, lr * wd, _scaled(g, w, rescale, clip, lr))
     w.add_(mom)
 
 
@@ -64,7 +74,8 @@ def nag_mom(w, g, mom, lr, wd, momentum, rescale, clip):
         mom = momentum*mom - lr*wd*w_new - s
 
     The stored momentum sees the *updated* weight in its decay term (the kernel's output
-    aliases its weight input); with ``wd = 0`` this is plain Nesterov momentum.
+    aliases its weight input); with ``wd = 0`` this is plain Nesterov momentum. (The operator
+    ``nag_mom_update`` computes the same update in another float32 order, kept as it is.)
     """
     step = _scaled(g, w, rescale, clip, lr)
     decay = w * (lr * wd)
@@ -80,7 +91,7 @@ def mp_nag_mom(w, g, mom, w32, lr, wd, momentum, rescale, clip):
 
 def _grad_wd(g, w, rescale, wd, clip):
     """``clip(rescale * g + wd * w)`` (a new tensor)."""
-    return _clip(g.to(w.device, w.dtype) * rescale + w * wd, clip)
+    return _K.grad_wd(g.to(w.device, w.dtype), w, rescale, wd, clip)
 
 
 def _one_minus(beta, dtype):
@@ -98,15 +109,15 @@ def adam(w, g, mean, var, lr, wd, beta1, beta2, epsilon, rescale, clip):
     # MXNet's kernel takes 1 - beta in the weight's float type (1.f - 0.999f is 9.99987e-4, not
     # 1e-3) and multiplies (1 - beta2) * g * g left to right
     c1, c2 = _one_minus(beta1, w.dtype), _one_minus(beta2, w.dtype)
-    mean.mul_(beta1).add_(gg * c1)
-    var.mul_(beta2).add_(gg.mul(c2).mul_(gg))
-    w.sub_((mean * lr).div_(var.sqrt().add_(epsilon)))
+    _K.adam(w, gg, mean, var, lr, beta1, beta2, c1, c2, epsilon, out=w)
 
 
 def rmsprop(w, g, n, lr, wd, gamma1, epsilon, rescale, clip, clip_weights):
-    """Tieleman & Hinton: ``n = (1-g1)*g² + g1*n``; ``w -= lr * g / sqrt(n + epsilon)``."""
+    """Tieleman & Hinton: ``n = (1-g1)*g² + g1*n``; ``w -= lr * g / sqrt(n + epsilon)``.
+    (``1 - g1`` in double, and ``(g / sqrt(n + eps)) * lr``: the operator ``rmsprop_update`` has
+    float32 ``1 - g1`` and ``(g * lr) / sqrt(n + eps)``; both kept.)"""
     gg = _grad_wd(g, w, rescale, wd, clip)
-    n.mul_(gamma1).add_(gg.square().mul_(1.0 - gamma1))
+    _K.ema_sq_(n, gg, gamma1, 1.0 - gamma1)
     w.sub_(gg.div_(n.add(epsilon).sqrt_()).mul_(lr))
     _clip(w, clip_weights)
 
@@ -115,8 +126,8 @@ def rmspropalex(w, g, n, gbar, delta, lr, wd, gamma1, gamma2, epsilon, rescale, 
     """Graves' centered RMSProp:
     ``delta = g2*delta - lr * g / sqrt(n - gbar² + epsilon)``; ``w += delta``."""
     gg = _grad_wd(g, w, rescale, wd, clip)
-    n.mul_(gamma1).add_(gg.square().mul_(1.0 - gamma1))
-    gbar.mul_(gamma1).add_(gg * (1.0 - gamma1))
+    _K.ema_sq_(n, gg, gamma1, 1.0 - gamma1)
+    _K.ema_(gbar, gg, gamma1, 1.0 - gamma1)
     delta.mul_(gamma2).sub_(gg.div_((n - gbar.square()).add_(epsilon).sqrt_()).mul_(lr))
     w.add_(delta)
     _clip(w, clip_weights)
@@ -125,36 +136,27 @@ def rmspropalex(w, g, n, gbar, delta, lr, wd, gamma1, gamma2, epsilon, rescale, 
 def ftrl(w, g, z, n, lr, wd, lamda1, beta, rescale, clip):
     """FTRL-proximal (McMahan et al.): ``z += g - (sqrt(n + g²) - sqrt(n)) * w / lr``;
     ``n += g²``; ``w = (sign(z)*lamda1 - z) / ((beta + sqrt(n))/lr + wd) * (|z| > lamda1)``."""
-    gg = _clip(g.to(w.device, w.dtype) * rescale, clip)
-    g2 = gg.square()
-    z.add_(gg - ((n + g2).sqrt_() - n.sqrt()).mul_(w).div_(lr))
-    n.add_(g2)
-    num = torch.sign(z).mul_(lamda1).sub_(z)
-    den = n.sqrt().add_(beta).div_(lr).add_(wd)
-    w.copy_(num.div_(den).mul_(z.abs() > lamda1))
+    _K.ftrl(w, _K.rescaled(g.to(w.device, w.dtype), rescale, clip), z, n, lr, wd, lamda1, beta,
+            out=w)
 
 
 def signsgd(w, g, lr, wd):
     """``w = (1 - lr*wd) * w - lr * sign(g)`` (rescale and clip have no effect)."""
-    w.mul_(1.0 - lr * wd).sub_(torch.sign(g.to(w.device, w.dtype)).mul_(lr))
+    _K.decayed(w, 1.0 - lr * wd, torch.sign(g.to(w.device, w.dtype)).mul_(lr), out=w)
 
 
 def signum(w, g, mom, lr, wd, momentum, rescale, clip, wd_lh):
     """``mom = momentum*mom - (1-momentum)*(wd*w + clip(rescale*g))``;
     ``w = (1 - lr*wd_lh) * w + lr * sign(mom)``."""
     step = _scaled(g, w, rescale, clip, 1.0 - momentum)
-    mom.mul_(momentum).sub_(w * ((1.0 - momentum) * wd)).sub_(step)
-    w.mul_(1.0 - lr * wd_lh).add_(torch.sign(mom).mul_(lr))
+    _K.momentum_(mom, w, momentum, (1.0 - momentum) * wd, step)
+    _K.signum_weight(w, mom, 1.0 - lr * wd_lh, lr, out=w)
 
 
 def ftml(w, g, d, v, z, lr, wd, beta1, beta2, epsilon, t, rescale, clip):
     """FTML (Zheng & Kwok, 2017) with ``d``, ``v``, ``z`` states at step ``t``."""
-    gg = _grad_wd(g, w, rescale, wd, clip)
-    v.mul_(beta2).add_(gg.square().mul_(1.0 - beta2))
-    d_t = (v / (1.0 - beta2 ** t)).sqrt_().add_(epsilon).mul_((1.0 - beta1 ** t) / lr)
-    z.mul_(beta1).add_(gg.mul_(1.0 - beta1)).sub_((d_t - d * beta1).mul_(w))
-    d.copy_(d_t)
-    w.copy_(-z / d_t)
+    _K.ftml(w, _grad_wd(g, w, rescale, wd, clip), d, v, z, beta1, beta2, 1.0 - beta1,
+            1.0 - beta2, 1.0 - beta2 ** t, epsilon, (1.0 - beta1 ** t) / lr, out=w)
 
 
 # --- MXNet's Python-level updates ---------------------------------------------------------------
