@@ -11,7 +11,7 @@ import pytest
 import neomx as mx
 from neomx.contrib import quantization as q
 
-import _quantization_cases as cases  # (tests/contrib is on sys.path: pytest's rootdir import)
+from . import _quantization_cases as cases
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "quantization"
 GRAPHS = json.loads((GOLDEN / "graphs.json").read_text())
