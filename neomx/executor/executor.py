@@ -8,6 +8,7 @@ from .. import engine
 from ..base import MXNetError
 from ..graph.pipeline import compile_program, place_devices
 from ..ndarray.ndarray import NDArray, from_torch
+from ..ndarray.tape import store_dense_grad
 from ..ops.registry import OpContext
 from . import sparse_io as _sparse_io
 
@@ -202,12 +203,7 @@ class Executor:
             if self._sparse and (g.stype != "default" or not isinstance(v, torch.Tensor)):
                 _sparse_io.store_grad(g, v, req, self._program.grad_producer(k))
                 continue
-            if v.device != g._data.device:
-                v = v.to(g._data.device)
-            if req == "add":
-                g._data.add_(v)
-            else:
-                g._data.copy_(v)
+            store_dense_grad(g._data, v, req)
         if self._replayable:  # (one slot may be the gradient of several arguments)
             for s in self._grad_slots:
                 if s is not None:

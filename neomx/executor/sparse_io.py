@@ -11,6 +11,7 @@ import torch
 from ..base import MXNetError, dtype_torch
 from ..ndarray.ndarray import NDArray, from_torch
 from ..ndarray.sparse import _FALLBACK, BaseSparseNDArray, StorageFallbackWarning, _given, _wrap
+from ..ndarray.tape import store_dense_grad
 from ..ops import sparse as _sp
 from ..ops.sparse import Sparse
 
@@ -84,13 +85,7 @@ def store_grad(buf: NDArray, v, req: str, producer) -> None:
             raise MXNetError(_ADD_ERRORS.get(producer, "Check failed: temp.IsDefaultData(): "))
         store(buf, v)
         return
-    t = _sp.to_dense(v)
-    if t.device != buf._data.device:
-        t = t.to(buf._data.device)
-    if req == "add":
-        buf._data.add_(t)
-    else:
-        buf._data.copy_(t)
+    store_dense_grad(buf._data, _sp.to_dense(v), req)
 
 
 def assign(dst: NDArray, src) -> None:

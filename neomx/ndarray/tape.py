@@ -26,7 +26,8 @@ from ..ops import registry as _reg
 from . import ndarray as _nd  # (a cycle: ndarray imports this module; used at call time only)
 
 __all__ = ["is_recording", "is_training", "set_recording", "set_training", "mark_variables",
-           "backward", "grad", "record_op", "check_write", "Leaf", "OpNode", "FLAGS"]
+           "backward", "grad", "record_op", "check_write", "store_dense_grad", "Leaf", "OpNode",
+           "FLAGS"]
 
 
 class _Flags(threading.local):
@@ -411,11 +412,13 @@ def _store(leaves, results):
             from .sparse_grad import store_grad  # (a sparse buffer or gradient)
             store_grad(buf, g, req)
             continue
-        _store_dense(buf._data, None if g is None else g._data, req)
+        store_dense_grad(buf._data, None if g is None else g._data, req)
 
 
-def _store_dense(dst, src, req):
-    """Write (or add) the gradient tensor ``src`` into the buffer ``dst``; None: zeros."""
+def store_dense_grad(dst, src, req):
+    """Write (``req='write'``) or add (``'add'``) the gradient tensor ``src`` into the dense
+    buffer tensor ``dst`` (moved to its device, reshaped to it); None: zeros for 'write'. The
+    tape's and the executor's gradient stores both end here."""
     if src is None:
         if req == "write":
             dst.zero_()
@@ -436,7 +439,7 @@ def _store_tensors(leaves, results):
         req = leaf.grad_req
         if req != "null":
             leaf.fresh = True
-            _store_dense(leaf.grad._data, results.get((leaf, 0)), req)
+            store_dense_grad(leaf.grad._data, results.get((leaf, 0)), req)
 
 
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
