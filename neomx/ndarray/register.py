@@ -299,29 +299,20 @@ def _arithmetic_runner(op, p):
         return None
     run, run_inplace = d
     from ..ops import elemwise as _ew
-    if op.name in _ew.BINARY_FN:
-        def plan_run(args, out):
-            a, b = args
-            if out is None:
-                r = run(a, b)
-            elif out is a and run_inplace is not None:
-                r = run_inplace(a, b)
-            else:
-                return _MISS
-            return _MISS if r is None else r
-        return plan_run
-    s = p.scalar
+    binary = op.name in _ew.BINARY_FN
+    s = None if binary else p.scalar  # (the second operand: the other array or the scalar)
 
-    def plan_run_scalar(args, out):
-        x = args[0]
+    def plan_run(args, out):
+        a = args[0]
+        b = args[1] if binary else s
         if out is None:
-            r = run(x, s)
-        elif out is x and run_inplace is not None:
-            r = run_inplace(x, s)
+            r = run(a, b)
+        elif out is a and run_inplace is not None:
+            r = run_inplace(a, b)
         else:
             return _MISS
         return _MISS if r is None else r
-    return plan_run_scalar
+    return plan_run
 
 
 class _Plan:
