@@ -234,6 +234,24 @@ class _MultiWorkerIter:
         return self
 
 
+def _batch_sampler(dataset, batch_size, shuffle, sampler, last_batch, batch_sampler, error):
+    """The batch sampler a DataLoader's arguments describe, with MXNet's checks (raised as
+    ``error``: DataLoader's and DataLoaderV1's differ)."""
+    if batch_sampler is None:
+        if batch_size is None:
+            raise error("batch_size must be specified unless batch_sampler is specified")
+        if sampler is None:
+            sampler = (_sampler.RandomSampler(len(dataset)) if shuffle
+                       else _sampler.SequentialSampler(len(dataset)))
+        elif shuffle:
+            raise error("shuffle must not be specified if sampler is specified")
+        return _sampler.BatchSampler(sampler, batch_size, last_batch or "keep")
+    if batch_size is not None or shuffle or sampler is not None or last_batch is not None:
+        raise error("batch_size, shuffle, sampler and last_batch must not be specified if "
+                    "batch_sampler is specified.")
+    return batch_sampler
+
+
 class DataLoader:
     """Loads mini-batches from ``dataset``.
 
@@ -292,21 +310,8 @@ class DataLoader:
         if not timeout > 0:
             raise MXNetError(f"timeout must be positive, given {timeout}")
         self._timeout = timeout
-        if batch_sampler is None:
-            if batch_size is None:
-                raise MXNetError("batch_size must be specified unless batch_sampler is "
-                                 "specified")
-            if sampler is None:
-                sampler = (_sampler.RandomSampler(len(dataset)) if shuffle
-                           else _sampler.SequentialSampler(len(dataset)))
-            elif shuffle:
-                raise MXNetError("shuffle must not be specified if sampler is specified")
-            batch_sampler = _sampler.BatchSampler(sampler, batch_size, last_batch or "keep")
-        elif batch_size is not None or shuffle or sampler is not None or \
-                last_batch is not None:
-            raise MXNetError("batch_size, shuffle, sampler and last_batch must not be "
-                             "specified if batch_sampler is specified.")
-        self._batch_sampler = batch_sampler
+        self._batch_sampler = _batch_sampler(dataset, batch_size, shuffle, sampler, last_batch,
+                                             batch_sampler, MXNetError)
         self._num_workers = max(0, int(num_workers))
         self._prefetch = max(0, int(prefetch) if prefetch is not None
                              else 2 * self._num_workers)
@@ -664,22 +669,8 @@ class DataLoaderV1:
         self._dataset = dataset
         self._pin_memory = pin_memory
         self._pin_device_id = pin_device_id
-        if batch_sampler is None:
-            if batch_size is None:
-                raise ValueError("batch_size must be specified unless "
-                                 "batch_sampler is specified")
-            if sampler is None:
-                sampler = (_sampler.RandomSampler(len(dataset)) if shuffle
-                           else _sampler.SequentialSampler(len(dataset)))
-            elif shuffle:
-                raise ValueError("shuffle must not be specified if sampler is specified")
-            batch_sampler = _sampler.BatchSampler(sampler, batch_size,
-                                                  last_batch if last_batch else 'keep')
-        elif batch_size is not None or shuffle or sampler is not None or \
-                last_batch is not None:
-            raise ValueError("batch_size, shuffle, sampler and last_batch must "
-                             "not be specified if batch_sampler is specified.")
-        self._batch_sampler = batch_sampler
+        self._batch_sampler = _batch_sampler(dataset, batch_size, shuffle, sampler, last_batch,
+                                             batch_sampler, ValueError)
         self._num_workers = num_workers if num_workers >= 0 else 0
         if batchify_fn is None:
             batchify_fn = default_mp_batchify_fn if num_workers > 0 else default_batchify_fn
