@@ -24,25 +24,13 @@ import mxnet as mx
 
 warnings.filterwarnings("ignore")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "ndarray"))
+from _bf16_records import BF, bits, floats, name  # noqa: E402  (shared with the test)
 OUT = os.path.join(ROOT, "tests", "golden", "amp")
-BF = np.dtype([("bfloat16", np.uint16)])
 
 # float32 values whose bfloat16 conversions differ between truncation and rounding
 VALUES = [1.005859375, -1.005859375, 1.0117, 3.3, 1e-40, 3.4e38, float("inf"), float("-inf"),
           float("nan"), 0.0, -0.0, 65504.0, 1.00390625, 1.01171875, -7.1e5]
-
-
-def name(d):
-    d = np.dtype(d)
-    return d.names[0] if d.names else d.name
-
-
-def bits(a):
-    return a.asnumpy().view(np.uint16).tolist()
-
-
-def floats(a):
-    return [repr(float(v)) for v in a.asnumpy().reshape(-1)]  # repr keeps nan/inf
 
 
 def conversions():

@@ -15,24 +15,12 @@ import pytest
 
 import neomx as mx
 
+from ._bf16_records import BF, bits, floats, name
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GOLDEN_DIR = os.path.join(ROOT, "tests", "golden", "amp")
 GOLDEN = json.load(open(os.path.join(GOLDEN_DIR, "bf16.json")))
 CONV = GOLDEN["conversions"]
-BF = np.dtype([("bfloat16", np.uint16)])
-
-
-def name(d):
-    d = np.dtype(d)
-    return d.names[0] if d.names else d.name
-
-
-def bits(a):
-    return a.asnumpy().view(np.uint16).tolist()
-
-
-def floats(a):
-    return [repr(float(v)) for v in a.asnumpy().reshape(-1)]
 
 
 def values():
